@@ -1,0 +1,198 @@
+//! Classification of one attempt's outcome: what happened, whether the request could have
+//! reached the server, and whether the method is safe to repeat.
+//!
+//! Real libraries differ less in their delays than in *what* they retry: undici retries
+//! resets but never timeouts; axios-retry retries network errors on any method but 5xx only
+//! on idempotent ones. Getting this wrong makes a replica look better or worse than the
+//! library it claims to be, so every profile states its condition in terms of these types.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// An HTTP method, as far as retrying cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Method {
+    /// GET
+    Get,
+    /// HEAD
+    Head,
+    /// OPTIONS
+    Options,
+    /// PUT
+    Put,
+    /// DELETE
+    Delete,
+    /// TRACE
+    Trace,
+    /// POST
+    Post,
+    /// PATCH
+    Patch,
+    /// CONNECT
+    Connect,
+}
+
+impl Method {
+    /// Idempotent per RFC 9110 §9.2.2: GET, HEAD, OPTIONS, PUT, DELETE, TRACE.
+    pub fn is_idempotent(self) -> bool {
+        matches!(
+            self,
+            Method::Get | Method::Head | Method::Options | Method::Put | Method::Delete | Method::Trace
+        )
+    }
+
+    /// The method's name in upper case.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Options => "OPTIONS",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+            Method::Trace => "TRACE",
+            Method::Post => "POST",
+            Method::Patch => "PATCH",
+            Method::Connect => "CONNECT",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Method {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s.to_ascii_uppercase().as_str() {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            "OPTIONS" => Method::Options,
+            "PUT" => Method::Put,
+            "DELETE" => Method::Delete,
+            "TRACE" => Method::Trace,
+            "POST" => Method::Post,
+            "PATCH" => Method::Patch,
+            "CONNECT" => Method::Connect,
+            _ => return Err(format!("unknown HTTP method `{s}`")),
+        })
+    }
+}
+
+/// How an attempt failed when no response came back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Failure {
+    /// The peer reset the connection (TCP RST, `ECONNRESET`).
+    Reset,
+    /// The connection was refused (`ECONNREFUSED`): the request never reached the server.
+    Refused,
+    /// Writing the request failed (`EPIPE`).
+    BrokenPipe,
+    /// The connection closed before a complete response (undici's `UND_ERR_SOCKET`).
+    Closed,
+    /// The per-attempt timeout fired first.
+    Timeout,
+    /// Any other error.
+    Other,
+}
+
+impl Failure {
+    /// Whether the server may have seen the request. Only a refused connection proves it did
+    /// not, which makes even a non-idempotent request safe to send again.
+    pub fn may_have_reached_server(self) -> bool {
+        !matches!(self, Failure::Refused)
+    }
+
+    /// A connection-level error (everything but a timeout and `Other`).
+    pub fn is_connection_error(self) -> bool {
+        matches!(
+            self,
+            Failure::Reset | Failure::Refused | Failure::BrokenPipe | Failure::Closed
+        )
+    }
+
+    /// A short stable name, used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Reset => "reset",
+            Failure::Refused => "refused",
+            Failure::BrokenPipe => "broken_pipe",
+            Failure::Closed => "closed",
+            Failure::Timeout => "timeout",
+            Failure::Other => "other",
+        }
+    }
+}
+
+/// What one attempt came back with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The server answered.
+    Response {
+        /// The status code.
+        status: u16,
+        /// The parsed `Retry-After` hint, if the answer carried one
+        /// (see [`crate::retry_after::parse`]).
+        retry_after: Option<Duration>,
+    },
+    /// No response.
+    Failed(Failure),
+}
+
+impl Outcome {
+    /// A response with this status and no Retry-After.
+    pub fn status(status: u16) -> Outcome {
+        Outcome::Response {
+            status,
+            retry_after: None,
+        }
+    }
+
+    /// Success means a final answer the client accepts: any status below 400.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Outcome::Response { status, .. } if *status < 400)
+    }
+
+    /// The Retry-After hint, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Outcome::Response { retry_after, .. } => *retry_after,
+            Outcome::Failed(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idempotency_follows_rfc_9110() {
+        for m in ["GET", "head", "Options", "PUT", "DELETE", "TRACE"] {
+            assert!(m.parse::<Method>().unwrap().is_idempotent(), "{m}");
+        }
+        for m in ["POST", "PATCH", "CONNECT"] {
+            assert!(!m.parse::<Method>().unwrap().is_idempotent(), "{m}");
+        }
+        assert!("FETCH".parse::<Method>().is_err());
+    }
+
+    #[test]
+    fn success_and_reach() {
+        assert!(Outcome::status(200).is_success());
+        assert!(Outcome::status(304).is_success());
+        assert!(!Outcome::status(429).is_success());
+        assert!(!Outcome::status(503).is_success());
+        assert!(!Outcome::Failed(Failure::Reset).is_success());
+        assert!(!Failure::Refused.may_have_reached_server());
+        assert!(Failure::Reset.may_have_reached_server());
+        assert!(Failure::Timeout.may_have_reached_server());
+        assert!(!Failure::Timeout.is_connection_error());
+        assert!(Failure::Closed.is_connection_error());
+    }
+}

@@ -1,0 +1,41 @@
+//! # herd-retry
+//!
+//! Retry policies as pure values. A [`Policy`] answers one question — after this outcome,
+//! retry (and after how long) or give up? — from the outcome, the request's small
+//! [`RetryState`], and an RNG the caller passes in. It never reads a clock, never touches a
+//! global RNG and does no I/O. That is what lets herd run the *same* policy object in three
+//! places: the discrete-event simulator (virtual clock, seeded RNG), the real load driver
+//! (tokio), and production clients.
+//!
+//! ```
+//! use herd_retry::{Decision, Jitter, Method, Outcome, Policy, Profile, RetryState};
+//! use rand::SeedableRng;
+//!
+//! let policy = Policy::new(Profile::Undici).with_jitter(Jitter::Full);
+//! let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+//! let mut state = RetryState::default();
+//! match policy.decide(&mut state, Method::Get, &Outcome::status(503), &mut rng) {
+//!     Decision::Retry { after } => assert!(after.as_millis() < 500),
+//!     other => panic!("expected a retry, got {other:?}"),
+//! }
+//! ```
+//!
+//! ## Modules
+//! - [`jitter`]: every jitter kind, with its formula and where the cap applies;
+//! - [`backoff`]: nominal exponential delays;
+//! - [`profile`]: real libraries' defaults (undici, axios-retry) and simple baselines;
+//! - [`classify`]: outcomes, failures, methods;
+//! - [`retry_after`]: `Retry-After` parsing with "now" passed in.
+
+pub mod backoff;
+pub mod classify;
+pub mod jitter;
+pub mod policy;
+pub mod profile;
+pub mod retry_after;
+
+pub use backoff::{Backoff, Delays};
+pub use classify::{Failure, Method, Outcome};
+pub use jitter::{Jitter, JitterError, JitterInput};
+pub use policy::{Decision, GiveUp, Policy, RetryState};
+pub use profile::{Profile, RetryAfterRule};

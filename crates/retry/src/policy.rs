@@ -1,0 +1,298 @@
+//! The policy: one immutable value per arm or client, and a tiny per-request state.
+//!
+//! `Policy::decide` is the single place where herd decides whether and when to retry. The
+//! real driver, the simulator and production integrations all call it, with their own
+//! clock and RNG, so a number in a report is a number about this code.
+
+use crate::backoff::Backoff;
+use crate::classify::{Method, Outcome};
+use crate::jitter::Jitter;
+use crate::profile::{Profile, RetryAfterRule};
+use rand::Rng;
+use std::fmt;
+use std::time::Duration;
+
+/// A retry policy: a profile's condition with its (possibly overridden) numbers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Policy {
+    profile: Profile,
+    retries: u32,
+    backoff: Backoff,
+    retry_after: RetryAfterRule,
+}
+
+/// Per-logical-request state: a handful of bytes, so a million in-flight requests fit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetryState {
+    /// Retries made so far.
+    pub retries: u32,
+    /// The delay before the last retry, for `decorrelated` jitter.
+    pub prev_delay: Option<Duration>,
+}
+
+/// What to do after an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The attempt succeeded: the logical request is done.
+    Success,
+    /// Send another attempt after this delay.
+    Retry {
+        /// How long to wait before the next attempt.
+        after: Duration,
+    },
+    /// Stop and report the last outcome as the final failure.
+    GiveUp(GiveUp),
+}
+
+/// Why a policy stopped retrying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GiveUp {
+    /// The outcome is not one this policy retries (a 404, a timeout under undici, …).
+    NotRetryable,
+    /// All retries are used up.
+    Exhausted,
+}
+
+impl Policy {
+    /// A profile with its library's defaults.
+    pub fn new(profile: Profile) -> Policy {
+        Policy {
+            profile,
+            retries: profile.default_retries(),
+            backoff: profile.default_backoff(),
+            retry_after: profile.default_retry_after(),
+        }
+    }
+
+    /// Sets how many retries (not attempts) are allowed.
+    ///
+    /// # Default
+    /// The profile's: undici 5, axios-retry 3, naive 3, exponential 3, none 0.
+    pub fn with_retries(mut self, retries: u32) -> Policy {
+        self.retries = retries;
+        self
+    }
+
+    /// Overrides the jitter kind.
+    ///
+    /// # Default
+    /// The profile's: undici `none`, axios-retry `additive(0.2)`, exponential `full`.
+    pub fn with_jitter(mut self, jitter: Jitter) -> Policy {
+        self.backoff.jitter = jitter;
+        self
+    }
+
+    /// Overrides the base delay (undici's `minTimeout`, axios-retry's `delayFactor`).
+    pub fn with_base(mut self, base: Duration) -> Policy {
+        self.backoff.base = base;
+        self
+    }
+
+    /// Overrides the growth factor.
+    pub fn with_factor(mut self, factor: f64) -> Policy {
+        self.backoff.factor = factor;
+        self
+    }
+
+    /// Overrides the cap on the nominal delay (undici's `maxTimeout`, which also caps
+    /// `Retry-After`).
+    pub fn with_cap(mut self, cap: Duration) -> Policy {
+        self.backoff.cap = cap;
+        if let RetryAfterRule::Replace { .. } = self.retry_after {
+            self.retry_after = RetryAfterRule::Replace { max: cap };
+        }
+        self
+    }
+
+    /// Overrides what a `Retry-After` hint does.
+    pub fn with_retry_after(mut self, rule: RetryAfterRule) -> Policy {
+        self.retry_after = rule;
+        self
+    }
+
+    /// The profile this policy started from.
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// The retry limit.
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// The backoff.
+    pub fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// Decides what follows an attempt of a `method` request that ended in `outcome`.
+    /// On `Retry`, `state` is advanced; call again with the next attempt's outcome.
+    pub fn decide<R: Rng + ?Sized>(
+        &self,
+        state: &mut RetryState,
+        method: Method,
+        outcome: &Outcome,
+        rng: &mut R,
+    ) -> Decision {
+        if outcome.is_success() {
+            return Decision::Success;
+        }
+        if !self.profile.is_retryable(method, outcome) {
+            return Decision::GiveUp(GiveUp::NotRetryable);
+        }
+        if state.retries >= self.retries {
+            return Decision::GiveUp(GiveUp::Exhausted);
+        }
+        let n = state.retries + 1;
+        let hint = outcome.retry_after();
+        let after = match (self.retry_after, hint) {
+            (RetryAfterRule::Replace { max }, Some(h)) => h.min(max),
+            (RetryAfterRule::Floor, Some(h)) => self.backoff.delay(n, state.prev_delay, rng).max(h),
+            _ => self.backoff.delay(n, state.prev_delay, rng),
+        };
+        state.retries = n;
+        state.prev_delay = Some(after);
+        Decision::Retry { after }
+    }
+}
+
+impl fmt::Display for Policy {
+    /// A readable one-line summary, e.g.
+    /// `undici: 5 retries, 500ms·2^(n-1) capped 30000ms, jitter none, Retry-After replaces (≤30000ms)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = &self.backoff;
+        write!(f, "{}: {} retries", self.profile, self.retries)?;
+        if self.retries == 0 {
+            return Ok(());
+        }
+        if b.base.is_zero() {
+            write!(f, ", immediate")?;
+        } else {
+            let exp = if b.offset == 0 { "n-1".to_string() } else { format!("n-1+{}", b.offset) };
+            write!(f, ", {}ms·{}^({exp})", b.base.as_millis(), b.factor)?;
+            if b.cap != Duration::MAX {
+                write!(f, " capped {}ms", b.cap.as_millis())?;
+            }
+        }
+        write!(f, ", jitter {}", b.jitter)?;
+        match self.retry_after {
+            RetryAfterRule::Ignore => Ok(()),
+            RetryAfterRule::Replace { max } => {
+                write!(f, ", Retry-After replaces (≤{}ms)", max.as_millis())
+            }
+            RetryAfterRule::Floor => write!(f, ", Retry-After is a floor"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::Failure;
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    /// Delays until give-up when every attempt ends in `outcome`.
+    fn run(p: Policy, outcome: Outcome, seed: u64) -> (Vec<u128>, Decision) {
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut st = RetryState::default();
+        let mut out = vec![];
+        loop {
+            match p.decide(&mut st, Method::Get, &outcome, &mut rng) {
+                Decision::Retry { after } => out.push(after.as_millis()),
+                d => return (out, d),
+            }
+        }
+    }
+
+    #[test]
+    fn undici_defaults() {
+        let (d, end) = run(Policy::new(Profile::Undici), Outcome::status(503), 1);
+        assert_eq!(d, [500, 1000, 2000, 4000, 8000]);
+        assert_eq!(end, Decision::GiveUp(GiveUp::Exhausted));
+        let (d, end) = run(Policy::new(Profile::Undici), Outcome::Failed(Failure::Timeout), 1);
+        assert!(d.is_empty());
+        assert_eq!(end, Decision::GiveUp(GiveUp::NotRetryable));
+    }
+
+    #[test]
+    fn undici_retry_after_replaces_and_is_capped() {
+        let ra = |s| Outcome::Response { status: 503, retry_after: Some(Duration::from_secs(s)) };
+        let (d, _) = run(Policy::new(Profile::Undici), ra(3), 1);
+        assert_eq!(d, [3000; 5]);
+        let (d, _) = run(Policy::new(Profile::Undici), ra(120), 1);
+        assert_eq!(d, [30_000; 5]);
+        let (d, _) = run(Policy::new(Profile::Undici), ra(0), 1);
+        assert_eq!(d, [0; 5], "Retry-After: 0 means now");
+    }
+
+    #[test]
+    fn axios_defaults_exact_under_seed() {
+        let (d, end) = run(Policy::new(Profile::AxiosRetry), Outcome::status(503), 11);
+        assert_eq!(d.len(), 3);
+        for (got, nominal) in d.iter().zip([200u128, 400, 800]) {
+            assert!(*got >= nominal && *got <= nominal * 6 / 5, "{got} vs {nominal}");
+        }
+        assert_eq!(d, run(Policy::new(Profile::AxiosRetry), Outcome::status(503), 11).0);
+        assert_eq!(end, Decision::GiveUp(GiveUp::Exhausted));
+        let nj = Policy::new(Profile::AxiosRetry).with_jitter(Jitter::None);
+        assert_eq!(run(nj, Outcome::status(503), 11).0, [200, 400, 800]);
+        // Retry-After is a floor, applied after jitter, uncapped.
+        let ra = Outcome::Response { status: 429, retry_after: Some(Duration::from_secs(100)) };
+        assert_eq!(run(nj, ra, 1).0, [100_000; 3]);
+    }
+
+    #[test]
+    fn naive_and_none() {
+        assert_eq!(run(Policy::new(Profile::Naive), Outcome::status(500), 1).0, [0, 0, 0]);
+        let (d, end) = run(Policy::new(Profile::None), Outcome::status(500), 1);
+        assert!(d.is_empty());
+        assert_eq!(end, Decision::GiveUp(GiveUp::NotRetryable));
+        let mut st = RetryState::default();
+        let mut rng = Pcg64Mcg::seed_from_u64(0);
+        let d = Policy::new(Profile::Undici).decide(&mut st, Method::Get, &Outcome::status(200), &mut rng);
+        assert_eq!(d, Decision::Success);
+        assert_eq!(st, RetryState::default());
+    }
+
+    #[test]
+    fn display_is_readable() {
+        assert_eq!(
+            Policy::new(Profile::Undici).to_string(),
+            "undici: 5 retries, 500ms·2^(n-1) capped 30000ms, jitter none, Retry-After replaces (≤30000ms)"
+        );
+        assert_eq!(
+            Policy::new(Profile::AxiosRetry).with_jitter(Jitter::Full).to_string(),
+            "axios-retry: 3 retries, 100ms·2^(n-1+1), jitter full, Retry-After is a floor"
+        );
+        assert_eq!(Policy::new(Profile::None).to_string(), "none: 0 retries");
+    }
+
+    proptest! {
+        #[test]
+        fn never_more_retries_than_allowed(seed: u64, retries in 0u32..10, j in 0usize..6) {
+            let jitter = Jitter::from_name(Jitter::NAMES[j], None).unwrap();
+            for profile in [Profile::Undici, Profile::AxiosRetry, Profile::Exponential, Profile::Naive] {
+                let p = Policy::new(profile).with_retries(retries).with_jitter(jitter);
+                let (d, end) = run(p, Outcome::Failed(Failure::Reset), seed);
+                prop_assert_eq!(d.len() as u32, retries);
+                prop_assert_eq!(end, Decision::GiveUp(GiveUp::Exhausted));
+            }
+        }
+
+        #[test]
+        fn full_jitter_never_exceeds_nominal(seed: u64, base in 1u64..2000, cap in 1u64..60_000) {
+            let p = Policy::new(Profile::Exponential).with_base(ms(base)).with_cap(ms(cap)).with_retries(8);
+            let (d, _) = run(p, Outcome::status(503), seed);
+            for (i, x) in d.iter().enumerate() {
+                prop_assert!(*x <= p.backoff().nominal(i as u32 + 1).as_millis());
+            }
+        }
+    }
+}
