@@ -1,1 +1,13 @@
-pub fn _x(){}
+//! # herd-scenario
+//!
+//! The scenario format and everything that is the same whether a scenario runs on a real
+//! socket or in the simulator: the validated model, the fault rules, the embedded
+//! scenarios, and the report (histograms, 100 ms timelines, table and JSON).
+
+pub mod counts;
+pub mod fault;
+pub mod model;
+
+pub use counts::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
+pub use fault::Fate;
+pub use model::*;

@@ -1,0 +1,113 @@
+//! What the upstream counted, in 100 ms buckets.
+//!
+//! The server side of every report comes from here: the real upstream fills it as requests
+//! arrive on its socket, the simulator fills it from its model, and the report reads it.
+//! Never from the client's own tally, because a client that retries without telling
+//! (hyper's pool re-sending on a dead connection, say) would make the multiplier lie.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Width of one timeline bucket.
+pub const BUCKET: Duration = Duration::from_millis(100);
+
+/// One thing the upstream saw happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerEvent {
+    /// A request whose head was parsed (counted whatever its fate).
+    Received,
+    /// Answered 2xx.
+    Ok,
+    /// Answered 503 by an injected fault or a hold window (not by shedding).
+    Error503,
+    /// Connection reset by an injected fault or a hold window (not by shedding).
+    Reset,
+    /// Turned away for lack of capacity (by reset or by 503, as configured).
+    Shed,
+}
+
+/// Counts for one bucket, or for a whole run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerBucket {
+    /// Requests received.
+    pub received: u64,
+    /// Answered 2xx.
+    pub ok: u64,
+    /// Injected or held 503s.
+    #[serde(rename = "503")]
+    pub status_503: u64,
+    /// Injected or held resets.
+    #[serde(rename = "reset")]
+    pub resets: u64,
+    /// Shed for capacity.
+    pub shed: u64,
+}
+
+impl ServerBucket {
+    fn add(&mut self, ev: ServerEvent) {
+        match ev {
+            ServerEvent::Received => self.received += 1,
+            ServerEvent::Ok => self.ok += 1,
+            ServerEvent::Error503 => self.status_503 += 1,
+            ServerEvent::Reset => self.resets += 1,
+            ServerEvent::Shed => self.shed += 1,
+        }
+    }
+}
+
+/// Per-bucket and total server counts. `Received` is bucketed by arrival time, outcomes by
+/// the time the outcome happened (a held request is received in the window and reset at
+/// its end).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerCounts {
+    buckets: Vec<ServerBucket>,
+    totals: ServerBucket,
+}
+
+impl ServerCounts {
+    /// An empty count.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `ev` at `t` from the start of the run.
+    pub fn record(&mut self, t: Duration, ev: ServerEvent) {
+        let i = (t.as_millis() / BUCKET.as_millis()) as usize;
+        if i >= self.buckets.len() {
+            self.buckets.resize(i + 1, ServerBucket::default());
+        }
+        self.buckets[i].add(ev);
+        self.totals.add(ev);
+    }
+
+    /// The totals over the run.
+    pub fn totals(&self) -> ServerBucket {
+        self.totals
+    }
+
+    /// The buckets, the first starting at t = 0.
+    pub fn buckets(&self) -> &[ServerBucket] {
+        &self.buckets
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_by_time() {
+        let mut c = ServerCounts::new();
+        c.record(Duration::from_millis(5), ServerEvent::Received);
+        c.record(Duration::from_millis(99), ServerEvent::Received);
+        c.record(Duration::from_millis(100), ServerEvent::Received);
+        c.record(Duration::from_millis(450), ServerEvent::Reset);
+        assert_eq!(c.buckets().len(), 5);
+        assert_eq!(c.buckets()[0].received, 2);
+        assert_eq!(c.buckets()[1].received, 1);
+        assert_eq!(c.buckets()[4].resets, 1);
+        assert_eq!(c.totals().received, 3);
+        let json = serde_json::to_string(&c.totals()).unwrap();
+        assert_eq!(json, r#"{"received":3,"ok":0,"503":0,"reset":1,"shed":0}"#);
+    }
+}

@@ -1,0 +1,222 @@
+//! The fault rules: what the upstream does with one request, decided from the scenario, the
+//! request's arrival time and a seeded RNG.
+//!
+//! This is the only copy of these rules. The real upstream (`herd-net`) and the simulator
+//! both call [`Upstream::fate`] and [`ServiceTime::sample`], so a fault means the same thing
+//! on a socket and on a virtual clock.
+//!
+//! Order of decision for a request arriving at `t`:
+//! 1. inside a `hold` incident → [`Fate::Hold`] until the window ends (no worker used);
+//! 2. one uniform draw `u` splits into injected 503 (`error_rate`), reset (`reset_rate`),
+//!    stall (`stall_rate`) and normal work, using the incident's rates where it overrides;
+//!    injected 503s and resets are answered in front of the workers, like a proxy would;
+//! 3. normal and stalled work go through capacity (`workers`, `queue_limit`, `shed`),
+//!    which is the caller's to model, with the service time returned here (× `slowdown`).
+
+use crate::model::{HoldAnswer, Incident, ServiceTime, Upstream};
+use rand::Rng;
+use rand_distr::{Distribution, Exp, LogNormal};
+use std::time::Duration;
+
+/// What happens to one request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fate {
+    /// Needs a worker for `service`, then answers 200.
+    Work {
+        /// Time a worker spends on it.
+        service: Duration,
+        /// Whether this is an injected stall (for counting).
+        stalled: bool,
+    },
+    /// Answer 503 at once, with `Retry-After` if configured.
+    Error503,
+    /// Reset the connection `after` arrival.
+    Reset {
+        /// Delay before the RST.
+        after: Duration,
+    },
+    /// Park the request until `until` (from the start of the run), then fail it with `answer`.
+    Hold {
+        /// When the hold window ends.
+        until: Duration,
+        /// How it fails then.
+        answer: HoldAnswer,
+    },
+}
+
+impl Upstream {
+    /// The incident active at `t`, if any (the first listed wins when windows overlap).
+    pub fn incident_at(&self, t: Duration) -> Option<&Incident> {
+        self.incidents.iter().find(|i| i.contains(t))
+    }
+
+    /// Decides the fate of a request arriving at `t` (from the start of the run).
+    pub fn fate<R: Rng + ?Sized>(&self, t: Duration, rng: &mut R) -> Fate {
+        let inc = self.incident_at(t);
+        if let Some(i) = inc.filter(|i| i.hold) {
+            return Fate::Hold {
+                until: i.end(),
+                answer: i.hold_answer,
+            };
+        }
+        let error = inc.and_then(|i| i.error_rate).unwrap_or(self.error_rate);
+        let reset = inc.and_then(|i| i.reset_rate).unwrap_or(self.reset_rate);
+        let u: f64 = rng.random();
+        if u < error {
+            return Fate::Error503;
+        }
+        if u < error + reset {
+            return Fate::Reset {
+                after: self.reset_after,
+            };
+        }
+        let slowdown = inc.map_or(1.0, |i| i.slowdown);
+        if u < error + reset + self.stall_rate {
+            return Fate::Work {
+                service: self.stall.mul_f64(slowdown),
+                stalled: true,
+            };
+        }
+        Fate::Work {
+            service: self.service_time.sample(rng).mul_f64(slowdown),
+            stalled: false,
+        }
+    }
+}
+
+/// z for the 99th percentile of the standard normal.
+const Z99: f64 = 2.326_347_874_040_841;
+
+impl ServiceTime {
+    /// Draws one service time.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+        let ms = match *self {
+            ServiceTime::Constant { ms } => ms,
+            ServiceTime::Exponential { mean_ms } => match Exp::new(1.0 / mean_ms) {
+                Ok(d) => d.sample(rng),
+                Err(_) => 0.0,
+            },
+            ServiceTime::Lognormal { median_ms, p99_ms } => {
+                let mu = median_ms.ln();
+                let sigma = (p99_ms.ln() - mu) / Z99;
+                match LogNormal::new(mu, sigma) {
+                    Ok(d) => d.sample(rng),
+                    Err(_) => median_ms,
+                }
+            }
+        };
+        Duration::from_secs_f64((ms / 1000.0).max(0.0))
+    }
+
+    /// The distribution's mean, milliseconds (for capacity estimates and M/M/c checks).
+    pub fn mean_ms(&self) -> f64 {
+        match *self {
+            ServiceTime::Constant { ms } => ms,
+            ServiceTime::Exponential { mean_ms } => mean_ms,
+            ServiceTime::Lognormal { median_ms, p99_ms } => {
+                let sigma = (p99_ms.ln() - median_ms.ln()) / Z99;
+                median_ms * (sigma * sigma / 2.0).exp()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Shed;
+    use rand::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    pub(crate) fn upstream() -> Upstream {
+        Upstream {
+            error_rate: 0.1,
+            retry_after_s: 0,
+            reset_rate: 0.05,
+            reset_after: ms(0),
+            stall_rate: 0.02,
+            stall: ms(2000),
+            service_time: ServiceTime::Constant { ms: 10.0 },
+            workers: 4,
+            queue_limit: 8,
+            shed: Shed::Reset,
+            incidents: vec![
+                Incident {
+                    start: ms(1000),
+                    duration: ms(500),
+                    error_rate: None,
+                    reset_rate: None,
+                    slowdown: 1.0,
+                    hold: true,
+                    hold_answer: HoldAnswer::Reset,
+                },
+                Incident {
+                    start: ms(3000),
+                    duration: ms(1000),
+                    error_rate: Some(1.0),
+                    reset_rate: Some(0.0),
+                    slowdown: 3.0,
+                    hold: false,
+                    hold_answer: HoldAnswer::Reset,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn rates_are_honoured() {
+        let up = upstream();
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let n = 200_000;
+        let (mut e, mut r, mut s) = (0, 0, 0);
+        for _ in 0..n {
+            match up.fate(ms(0), &mut rng) {
+                Fate::Error503 => e += 1,
+                Fate::Reset { .. } => r += 1,
+                Fate::Work { stalled: true, service } => {
+                    assert_eq!(service, ms(2000));
+                    s += 1
+                }
+                Fate::Work { service, .. } => assert_eq!(service, ms(10)),
+                Fate::Hold { .. } => unreachable!(),
+            }
+        }
+        let close = |k: i32, p: f64| ((k as f64 / n as f64) - p).abs() < 0.005;
+        assert!(close(e, 0.1) && close(r, 0.05) && close(s, 0.02), "{e} {r} {s}");
+    }
+
+    #[test]
+    fn incidents_override() {
+        let up = upstream();
+        let mut rng = Pcg64Mcg::seed_from_u64(2);
+        assert_eq!(
+            up.fate(ms(1200), &mut rng),
+            Fate::Hold { until: ms(1500), answer: HoldAnswer::Reset }
+        );
+        assert_ne!(up.fate(ms(1500), &mut rng), Fate::Hold { until: ms(1500), answer: HoldAnswer::Reset });
+        for _ in 0..1000 {
+            assert_eq!(up.fate(ms(3500), &mut rng), Fate::Error503);
+        }
+    }
+
+    #[test]
+    fn service_time_distributions() {
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let n = 100_000;
+        let exp = ServiceTime::Exponential { mean_ms: 20.0 };
+        let mean: f64 = (0..n).map(|_| exp.sample(&mut rng).as_secs_f64() * 1000.0).sum::<f64>() / n as f64;
+        assert!((mean - 20.0).abs() < 0.5, "{mean}");
+        let ln = ServiceTime::Lognormal { median_ms: 30.0, p99_ms: 300.0 };
+        let mut v: Vec<f64> = (0..n).map(|_| ln.sample(&mut rng).as_secs_f64() * 1000.0).collect();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let (p50, p99) = (v[n / 2], v[n * 99 / 100]);
+        assert!((p50 - 30.0).abs() < 1.0, "{p50}");
+        assert!((p99 - 300.0).abs() < 20.0, "{p99}");
+        let m: f64 = v.iter().sum::<f64>() / n as f64;
+        assert!((m - ln.mean_ms()).abs() / ln.mean_ms() < 0.03, "{m} vs {}", ln.mean_ms());
+    }
+}

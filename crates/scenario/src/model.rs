@@ -1,0 +1,179 @@
+//! The validated scenario: what a run offers, how the client behaves, what the upstream
+//! does wrong, and which retry strategies (arms) are compared.
+//!
+//! These types hold only checked values; [`crate::parse`] builds them from TOML and is the
+//! only place that reports bad input. Everything downstream (the real upstream, the driver,
+//! the simulator, the report) can take them as given.
+
+use herd_retry::{Method, Policy};
+use std::time::Duration;
+
+/// One scenario: a load, a client, an upstream, and the arms to compare on them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// Short name, used in reports.
+    pub name: String,
+    /// What the scenario represents, for humans.
+    pub description: String,
+    /// Seed for every random draw (arrivals, faults, jitter).
+    pub seed: u64,
+    /// The offered load.
+    pub load: Load,
+    /// The HTTP client each arm uses.
+    pub client: Client,
+    /// The upstream's faults and capacity.
+    pub upstream: Upstream,
+    /// The strategies compared, each on its own pool and its own upstream instance.
+    pub arms: Vec<Arm>,
+}
+
+/// The offered load: open loop, so a slow upstream cannot slow it down.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Load {
+    /// Logical requests per arm.
+    pub requests: u64,
+    /// Mean arrival rate, logical requests per second.
+    pub rate: f64,
+    /// How arrivals are spaced.
+    pub arrival: Arrival,
+    /// The method of every request (it decides what is idempotent).
+    pub method: Method,
+}
+
+/// The arrival process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// Exponential inter-arrival times (independent users).
+    Poisson,
+    /// Evenly spaced arrivals.
+    Constant,
+}
+
+/// The client's connection pool and per-attempt timeout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Client {
+    /// Most connections the arm's pool opens at once; attempts beyond wait for one.
+    pub pool_max_connections: usize,
+    /// A single attempt's timeout; `None` waits for ever.
+    pub attempt_timeout: Option<Duration>,
+}
+
+/// The upstream's faults and capacity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Upstream {
+    /// Probability that a request is answered 503.
+    pub error_rate: f64,
+    /// `Retry-After` seconds sent with each injected 503 (0: no header).
+    pub retry_after_s: u64,
+    /// Probability that a request's connection is reset with a TCP RST.
+    pub reset_rate: f64,
+    /// How long after arrival a reset happens.
+    pub reset_after: Duration,
+    /// Probability that a request stalls.
+    pub stall_rate: f64,
+    /// How long a stalled request takes (it holds a worker).
+    pub stall: Duration,
+    /// Service time of a normal request.
+    pub service_time: ServiceTime,
+    /// Requests served at once; `0` means unlimited.
+    pub workers: usize,
+    /// Requests waiting for a worker (FIFO) before new ones are shed.
+    pub queue_limit: usize,
+    /// How a request over capacity is turned away.
+    pub shed: Shed,
+    /// Windows that override the faults above.
+    pub incidents: Vec<Incident>,
+}
+
+/// A service-time distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ServiceTime {
+    /// Always the same.
+    Constant {
+        /// Milliseconds.
+        ms: f64,
+    },
+    /// Exponential with this mean.
+    Exponential {
+        /// Mean, milliseconds.
+        mean_ms: f64,
+    },
+    /// Log-normal with this median and 99th percentile.
+    Lognormal {
+        /// Median, milliseconds.
+        median_ms: f64,
+        /// 99th percentile, milliseconds.
+        p99_ms: f64,
+    },
+}
+
+/// How the upstream turns away a request it has no room for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shed {
+    /// Reset the connection (a full accept queue, a crashing proxy).
+    Reset,
+    /// Answer 503 at once.
+    Status503,
+}
+
+/// What held requests get when a `hold` window ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldAnswer {
+    /// Every held connection is reset at the same instant.
+    Reset,
+    /// Every held request is answered 503 at the same instant.
+    Status503,
+}
+
+/// A window of time in which the upstream misbehaves differently.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Incident {
+    /// Start, from the beginning of the run.
+    pub start: Duration,
+    /// Length.
+    pub duration: Duration,
+    /// Replaces `error_rate` inside the window.
+    pub error_rate: Option<f64>,
+    /// Replaces `reset_rate` inside the window.
+    pub reset_rate: Option<f64>,
+    /// Multiplies service times inside the window.
+    pub slowdown: f64,
+    /// Hold every request arriving in the window and fail them all when it ends.
+    pub hold: bool,
+    /// How held requests fail.
+    pub hold_answer: HoldAnswer,
+}
+
+impl Incident {
+    /// The end of the window.
+    pub fn end(&self) -> Duration {
+        self.start + self.duration
+    }
+
+    /// Whether `t` (from the start of the run) falls inside the window.
+    pub fn contains(&self, t: Duration) -> bool {
+        t >= self.start && t < self.end()
+    }
+}
+
+/// One strategy under test.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arm {
+    /// Identifier, unique in the scenario.
+    pub id: String,
+    /// The retry policy, built from the arm's `policy`, `jitter`, `retries`, … keys.
+    pub policy: Policy,
+}
+
+impl Scenario {
+    /// The time over which arrivals are offered (requests / rate).
+    pub fn offered_duration(&self) -> Duration {
+        Duration::from_secs_f64(self.load.requests as f64 / self.load.rate)
+    }
+
+    /// The seed for arm `index`: arms share the scenario seed for arrivals and faults (so
+    /// they face the same schedule) but draw jitter from a stream of their own.
+    pub fn arm_seed(&self, index: usize) -> u64 {
+        self.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
