@@ -5,9 +5,17 @@
 //! scenarios, and the report (histograms, 100 ms timelines, table and JSON).
 
 pub mod counts;
+pub mod embedded;
+pub mod error;
 pub mod fault;
 pub mod model;
+pub mod parse;
+mod raw;
+pub mod span;
 
 pub use counts::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
+pub use embedded::load;
+pub use error::ScenarioError;
 pub use fault::Fate;
 pub use model::*;
+pub use parse::parse;

@@ -1,0 +1,376 @@
+//! From TOML text to a validated [`Scenario`]: the one place that judges user input.
+//!
+//! Two passes: serde checks shape (unknown keys, wrong types), then [`Check`] checks
+//! values (ranges, names, consistency). Both report `file:line:col: key `k`: message`.
+
+use crate::error::ScenarioError;
+use crate::model::*;
+use crate::raw::*;
+use crate::span::{keys, render, Seg, Spans};
+use herd_retry::{Jitter, Method, Policy, Profile};
+use std::time::Duration;
+
+/// Parses and validates a scenario. `origin` names the source in error messages.
+pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+    let spans = Spans::new(text);
+    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+        let start = e.span().map(|s| s.start);
+        let (line, col) = start.map(|s| spans.line_col(s)).unzip();
+        let key = start.map(|s| render(&spans.path_at(s)));
+        ScenarioError::Invalid {
+            origin: origin.to_owned(),
+            line,
+            col,
+            key,
+            message: e.message().trim().to_owned(),
+        }
+    })?;
+    Check {
+        spans: &spans,
+        origin,
+    }
+    .scenario(raw)
+}
+
+struct Check<'a> {
+    spans: &'a Spans<'a>,
+    origin: &'a str,
+}
+
+type R<T> = Result<T, ScenarioError>;
+
+impl Check<'_> {
+    fn err(&self, path: &[Seg], message: impl Into<String>) -> ScenarioError {
+        let (line, col) = self
+            .spans
+            .locate(path)
+            .map(|r| self.spans.line_col(r.start))
+            .unzip();
+        ScenarioError::Invalid {
+            origin: self.origin.to_owned(),
+            line,
+            col,
+            key: Some(render(path)),
+            message: message.into(),
+        }
+    }
+
+    fn rate(&self, path: &[Seg], x: f64) -> R<f64> {
+        if (0.0..=1.0).contains(&x) {
+            Ok(x)
+        } else {
+            Err(self.err(path, format!("must be a probability between 0 and 1, got {x}")))
+        }
+    }
+
+    fn non_neg(&self, path: &[Seg], x: f64) -> R<f64> {
+        if x.is_finite() && x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(self.err(path, format!("must be 0 or more, got {x}")))
+        }
+    }
+
+    fn positive(&self, path: &[Seg], x: f64) -> R<f64> {
+        if x.is_finite() && x > 0.0 {
+            Ok(x)
+        } else {
+            Err(self.err(path, format!("must be greater than 0, got {x}")))
+        }
+    }
+
+    fn count(&self, path: &[Seg], x: i64) -> R<u64> {
+        u64::try_from(x).map_err(|_| self.err(path, format!("must be 0 or more, got {x}")))
+    }
+
+    fn ms(&self, path: &[Seg], x: f64) -> R<Duration> {
+        self.non_neg(path, x).map(|x| Duration::from_secs_f64(x / 1000.0))
+    }
+
+    fn scenario(&self, raw: RawScenario) -> R<Scenario> {
+        if raw.name.trim().is_empty() {
+            return Err(self.err(&keys(&["name"]), "must not be empty"));
+        }
+        let seed = self.count(&keys(&["seed"]), raw.seed)?;
+        let load = self.load(raw.load)?;
+        let client = self.client(raw.client)?;
+        let upstream = self.upstream(raw.upstream)?;
+        if raw.arms.is_empty() {
+            return Err(self.err(&keys(&["arms"]), "a scenario needs at least one [[arms]] entry"));
+        }
+        let mut arms: Vec<Arm> = Vec::with_capacity(raw.arms.len());
+        for (i, a) in raw.arms.into_iter().enumerate() {
+            let arm = self.arm(i, a)?;
+            if arms.iter().any(|x| x.id == arm.id) {
+                return Err(self.err(&arm_key(i, "id"), format!("duplicate arm id `{}`", arm.id)));
+            }
+            arms.push(arm);
+        }
+        Ok(Scenario {
+            name: raw.name,
+            description: raw.description,
+            seed,
+            load,
+            client,
+            upstream,
+            arms,
+        })
+    }
+
+    fn load(&self, l: RawLoad) -> R<Load> {
+        let k = |x| keys(&["load", x]);
+        let requests = self.count(&k("requests"), l.requests)?;
+        if requests == 0 {
+            return Err(self.err(&k("requests"), "must be at least 1"));
+        }
+        let rate = self.positive(&k("rate"), l.rate)?;
+        let arrival = match l.arrival.as_str() {
+            "poisson" => Arrival::Poisson,
+            "constant" => Arrival::Constant,
+            other => {
+                return Err(self.err(
+                    &k("arrival"),
+                    format!("unknown arrival `{other}` (expected poisson or constant)"),
+                ))
+            }
+        };
+        let method: Method = l.method.parse().map_err(|e: String| self.err(&k("method"), e))?;
+        Ok(Load {
+            requests,
+            rate,
+            arrival,
+            method,
+        })
+    }
+
+    fn client(&self, c: RawClient) -> R<Client> {
+        let k = |x| keys(&["client", x]);
+        let pool = self.count(&k("pool_max_connections"), c.pool_max_connections)?;
+        if pool == 0 {
+            return Err(self.err(&k("pool_max_connections"), "must be at least 1"));
+        }
+        let t = self.ms(&k("attempt_timeout_ms"), c.attempt_timeout_ms)?;
+        Ok(Client {
+            pool_max_connections: pool as usize,
+            attempt_timeout: (!t.is_zero()).then_some(t),
+        })
+    }
+
+    fn upstream(&self, u: RawUpstream) -> R<Upstream> {
+        let k = |x| keys(&["upstream", x]);
+        let error_rate = self.rate(&k("error_rate"), u.error_rate)?;
+        let reset_rate = self.rate(&k("reset_rate"), u.reset_rate)?;
+        let stall_rate = self.rate(&k("stall_rate"), u.stall_rate)?;
+        if error_rate + reset_rate + stall_rate > 1.0 + 1e-9 {
+            return Err(self.err(
+                &k("stall_rate"),
+                "error_rate + reset_rate + stall_rate must not exceed 1",
+            ));
+        }
+        let shed = match u.shed.as_str() {
+            "reset" => Shed::Reset,
+            "503" => Shed::Status503,
+            other => {
+                return Err(self.err(&k("shed"), format!("unknown shed `{other}` (expected \"reset\" or \"503\")")))
+            }
+        };
+        let mut incidents = Vec::with_capacity(u.incidents.len());
+        for (i, inc) in u.incidents.into_iter().enumerate() {
+            incidents.push(self.incident(i, inc)?);
+        }
+        Ok(Upstream {
+            error_rate,
+            retry_after_s: self.count(&k("retry_after_s"), u.retry_after_s)?,
+            reset_rate,
+            reset_after: self.ms(&k("reset_after_ms"), u.reset_after_ms)?,
+            stall_rate,
+            stall: self.ms(&k("stall_ms"), u.stall_ms)?,
+            service_time: self.service_time(u.service_time)?,
+            workers: self.count(&k("workers"), u.workers)? as usize,
+            queue_limit: self.count(&k("queue_limit"), u.queue_limit)? as usize,
+            shed,
+            incidents,
+        })
+    }
+
+    fn service_time(&self, s: RawServiceTime) -> R<ServiceTime> {
+        let k = |x: &str| keys(&["upstream", "service_time", x]);
+        let need = |name: &str, v: Option<f64>| -> R<f64> {
+            let v = v.ok_or_else(|| {
+                self.err(&k("dist"), format!("dist = \"{}\" needs `{name}`", s.dist))
+            })?;
+            self.positive(&k(name), v)
+        };
+        let extra = |allowed: &[&str]| -> R<()> {
+            for (name, v) in [("ms", s.ms), ("mean_ms", s.mean_ms), ("median_ms", s.median_ms), ("p99_ms", s.p99_ms)] {
+                if v.is_some() && !allowed.contains(&name) {
+                    return Err(self.err(&k(name), format!("`{name}` does not apply to dist = \"{}\"", s.dist)));
+                }
+            }
+            Ok(())
+        };
+        match s.dist.as_str() {
+            "constant" => {
+                extra(&["ms"])?;
+                Ok(ServiceTime::Constant {
+                    ms: self.non_neg(&k("ms"), s.ms.ok_or_else(|| self.err(&k("dist"), "dist = \"constant\" needs `ms`"))?)?,
+                })
+            }
+            "exponential" => {
+                extra(&["mean_ms"])?;
+                Ok(ServiceTime::Exponential { mean_ms: need("mean_ms", s.mean_ms)? })
+            }
+            "lognormal" => {
+                extra(&["median_ms", "p99_ms"])?;
+                let median_ms = need("median_ms", s.median_ms)?;
+                let p99_ms = need("p99_ms", s.p99_ms)?;
+                if p99_ms < median_ms {
+                    return Err(self.err(&k("p99_ms"), "must be at least median_ms"));
+                }
+                Ok(ServiceTime::Lognormal { median_ms, p99_ms })
+            }
+            other => Err(self.err(
+                &k("dist"),
+                format!("unknown dist `{other}` (expected constant, exponential or lognormal)"),
+            )),
+        }
+    }
+
+    fn incident(&self, i: usize, r: RawIncident) -> R<Incident> {
+        let k = |x: &str| {
+            vec![
+                Seg::Key("upstream".into()),
+                Seg::Key("incidents".into()),
+                Seg::Index(i),
+                Seg::Key(x.into()),
+            ]
+        };
+        let duration = self.ms(&k("duration_ms"), r.duration_ms)?;
+        if duration.is_zero() {
+            return Err(self.err(&k("duration_ms"), "must be greater than 0"));
+        }
+        let hold_answer = match r.hold_answer.as_str() {
+            "reset" => HoldAnswer::Reset,
+            "503" => HoldAnswer::Status503,
+            other => {
+                return Err(self.err(&k("hold_answer"), format!("unknown hold_answer `{other}` (expected \"reset\" or \"503\")")))
+            }
+        };
+        Ok(Incident {
+            start: self.ms(&k("start_ms"), r.start_ms)?,
+            duration,
+            error_rate: r.error_rate.map(|x| self.rate(&k("error_rate"), x)).transpose()?,
+            reset_rate: r.reset_rate.map(|x| self.rate(&k("reset_rate"), x)).transpose()?,
+            slowdown: self.positive(&k("slowdown"), r.slowdown)?,
+            hold: r.hold,
+            hold_answer,
+        })
+    }
+
+    fn arm(&self, i: usize, a: RawArm) -> R<Arm> {
+        let k = |x| arm_key(i, x);
+        if a.id.trim().is_empty() || a.id.contains(char::is_whitespace) {
+            return Err(self.err(&k("id"), "must be a non-empty word without spaces"));
+        }
+        let profile: Profile = a.policy.parse().map_err(|e: String| self.err(&k("policy"), e))?;
+        let mut policy = Policy::new(profile);
+        if let Some(j) = a.jitter {
+            let (name, factor) = match j {
+                RawJitter::Name(n) => (n, None),
+                RawJitter::Table(t) => (t.kind, t.factor),
+            };
+            let jitter = Jitter::from_name(&name, factor).map_err(|e| self.err(&k("jitter"), e.to_string()))?;
+            policy = policy.with_jitter(jitter);
+        }
+        if let Some(r) = a.retries {
+            let r = self.count(&k("retries"), r)?;
+            policy = policy.with_retries(u32::try_from(r).map_err(|_| self.err(&k("retries"), "is too large"))?);
+        }
+        if let Some(b) = a.base_ms {
+            policy = policy.with_base(self.ms(&k("base_ms"), b)?);
+        }
+        if let Some(f) = a.factor {
+            policy = policy.with_factor(self.positive(&k("factor"), f)?);
+        }
+        if let Some(c) = a.cap_ms {
+            policy = policy.with_cap(self.ms(&k("cap_ms"), c)?);
+        }
+        Ok(Arm { id: a.id, policy })
+    }
+}
+
+fn arm_key(i: usize, x: &str) -> Vec<Seg> {
+    vec![Seg::Key("arms".into()), Seg::Index(i), Seg::Key(x.into())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+name = "t"
+seed = 3
+[load]
+requests = 10
+rate = 50
+[upstream]
+error_rate = 0.1
+service_time = { dist = "lognormal", median_ms = 10, p99_ms = 100 }
+[[upstream.incidents]]
+start_ms = 100
+duration_ms = 200
+hold = true
+[[arms]]
+id = "a"
+policy = "axios-retry"
+jitter = "none"
+[[arms]]
+id = "b"
+policy = "undici"
+jitter = { kind = "proportional", factor = 0.5 }
+"#;
+
+    #[test]
+    fn parses_a_valid_scenario() {
+        let s = parse(OK, "t.toml").unwrap();
+        assert_eq!(s.seed, 3);
+        assert_eq!(s.load.requests, 10);
+        assert_eq!(s.arms.len(), 2);
+        assert_eq!(s.arms[0].policy.backoff().jitter, Jitter::None);
+        assert_eq!(s.arms[1].policy.backoff().jitter, Jitter::Proportional(0.5));
+        assert!(s.upstream.incidents[0].hold);
+        assert_eq!(s.client.pool_max_connections, 256);
+    }
+
+    fn msg(text: &str) -> String {
+        parse(text, "bad.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let m = msg(&OK.replace("error_rate = 0.1", "error_rate = 1.5"));
+        assert!(m.starts_with("bad.toml:8:"), "{m}");
+        assert!(m.contains("upstream.error_rate") && m.contains("1.5"), "{m}");
+
+        let m = msg(&OK.replace("rate = 50", "rate = -5"));
+        assert!(m.starts_with("bad.toml:6:") && m.contains("load.rate"), "{m}");
+
+        let m = msg(&OK.replace("seed = 3", "seed = 3\nsped = 4"));
+        assert!(m.starts_with("bad.toml:4:") && m.contains("sped"), "{m}");
+
+        let m = msg(&OK.replace("jitter = \"none\"", "jitter = \"fulll\""));
+        assert!(m.contains("arms[0].jitter") && m.contains("fulll"), "{m}");
+
+        let m = msg(&OK.replace("requests = 10", "requests = \"ten\""));
+        assert!(m.starts_with("bad.toml:5:") && m.contains("load.requests"), "{m}");
+
+        let m = msg(&OK.replace("hold = true", "hold = true\nhodl = 1"));
+        assert!(m.contains("hodl"), "{m}");
+
+        let m = msg(&OK.replace("id = \"b\"", "id = \"a\""));
+        assert!(m.contains("duplicate arm id"), "{m}");
+
+        let m = msg("name = \"x\"\n[load\n");
+        assert!(m.starts_with("bad.toml:2:"), "{m}");
+    }
+}

@@ -1,0 +1,171 @@
+//! The scenario file as written: serde types that mirror the TOML, with defaults.
+//!
+//! Unknown keys are rejected (`deny_unknown_fields`), so a typo is an error, not a silently
+//! ignored setting. Numbers are read wide (`f64`, `i64`) so that a negative or fractional
+//! value reaches [`crate::parse`], which explains what is wrong with it, instead of failing
+//! with serde's generic "expected u64".
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawScenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "default_seed")]
+    pub seed: i64,
+    #[serde(default)]
+    pub load: RawLoad,
+    #[serde(default)]
+    pub client: RawClient,
+    #[serde(default)]
+    pub upstream: RawUpstream,
+    #[serde(default)]
+    pub arms: Vec<RawArm>,
+}
+
+fn default_seed() -> i64 {
+    1
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawLoad {
+    pub requests: i64,
+    pub rate: f64,
+    pub arrival: String,
+    pub method: String,
+}
+
+impl Default for RawLoad {
+    fn default() -> Self {
+        RawLoad {
+            requests: 1000,
+            rate: 100.0,
+            arrival: "poisson".into(),
+            method: "GET".into(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawClient {
+    pub pool_max_connections: i64,
+    pub attempt_timeout_ms: f64,
+}
+
+impl Default for RawClient {
+    fn default() -> Self {
+        RawClient {
+            pool_max_connections: 256,
+            attempt_timeout_ms: 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawUpstream {
+    pub error_rate: f64,
+    pub retry_after_s: i64,
+    pub reset_rate: f64,
+    pub reset_after_ms: f64,
+    pub stall_rate: f64,
+    pub stall_ms: f64,
+    pub service_time: RawServiceTime,
+    pub workers: i64,
+    pub queue_limit: i64,
+    pub shed: String,
+    pub incidents: Vec<RawIncident>,
+}
+
+impl Default for RawUpstream {
+    fn default() -> Self {
+        RawUpstream {
+            error_rate: 0.0,
+            retry_after_s: 0,
+            reset_rate: 0.0,
+            reset_after_ms: 0.0,
+            stall_rate: 0.0,
+            stall_ms: 0.0,
+            service_time: RawServiceTime::default(),
+            workers: 0,
+            queue_limit: 0,
+            shed: "reset".into(),
+            incidents: vec![],
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServiceTime {
+    pub dist: String,
+    pub ms: Option<f64>,
+    pub mean_ms: Option<f64>,
+    pub median_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+impl Default for RawServiceTime {
+    fn default() -> Self {
+        RawServiceTime {
+            dist: "constant".into(),
+            ms: Some(1.0),
+            mean_ms: None,
+            median_ms: None,
+            p99_ms: None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawIncident {
+    pub start_ms: f64,
+    pub duration_ms: f64,
+    pub error_rate: Option<f64>,
+    pub reset_rate: Option<f64>,
+    #[serde(default = "one")]
+    pub slowdown: f64,
+    #[serde(default)]
+    pub hold: bool,
+    #[serde(default = "reset")]
+    pub hold_answer: String,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn reset() -> String {
+    "reset".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawArm {
+    pub id: String,
+    pub policy: String,
+    pub jitter: Option<RawJitter>,
+    pub retries: Option<i64>,
+    pub base_ms: Option<f64>,
+    pub factor: Option<f64>,
+    pub cap_ms: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawJitter {
+    Name(String),
+    Table(RawJitterTable),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawJitterTable {
+    pub kind: String,
+    pub factor: Option<f64>,
+}
