@@ -4,14 +4,18 @@
 //! socket or in the simulator: the validated model, the fault rules, the embedded
 //! scenarios, and the report (histograms, 100 ms timelines, table and JSON).
 
+pub mod arrival;
 pub mod counts;
 pub mod embedded;
 pub mod error;
 pub mod fault;
 pub mod model;
 pub mod parse;
+pub mod record;
+pub mod report;
 mod raw;
 pub mod span;
+pub mod table;
 
 pub use counts::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
 pub use embedded::load;
@@ -19,3 +23,6 @@ pub use error::ScenarioError;
 pub use fault::Fate;
 pub use model::*;
 pub use parse::parse;
+pub use record::{LogicalRecord, Recorder};
+pub use report::{ArmReport, Report};
+pub use arrival::Arrivals;

@@ -1,0 +1,237 @@
+//! The client side of a report: one [`Recorder`] per arm takes a [`LogicalRecord`] for
+//! every finished logical request and keeps only a histogram and 100 ms counters, so memory
+//! stays flat whatever N is. The real driver and the simulator feed the same recorder.
+
+use crate::counts::{ServerCounts, BUCKET};
+use crate::report::{ArmReport, Latency, TimelineRow};
+use hdrhistogram::Histogram;
+use std::time::Duration;
+
+/// One finished logical request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogicalRecord {
+    /// When it was meant to be sent, from the start of the run.
+    pub intended: Duration,
+    /// From the intended send time to the final answer (success or final failure).
+    pub latency: Duration,
+    /// Whether it finally succeeded.
+    pub ok: bool,
+    /// Attempts the client made for it (1 = no retry).
+    pub attempts: u32,
+}
+
+/// Aggregates one arm's logical requests.
+pub struct Recorder {
+    hist: Histogram<u64>,
+    offered: Vec<u64>,
+    succeeded: u64,
+    failed: u64,
+    attempts: u64,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Recorder {
+    /// An empty recorder (latencies from 1 µs to 1 h at 3 significant digits).
+    pub fn new() -> Self {
+        Recorder {
+            hist: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static bounds are valid"),
+            offered: Vec::new(),
+            succeeded: 0,
+            failed: 0,
+            attempts: 0,
+        }
+    }
+
+    /// Adds one finished logical request.
+    pub fn record(&mut self, r: &LogicalRecord) {
+        let us = (r.latency.as_micros() as u64).clamp(1, 3_600_000_000);
+        self.hist.saturating_record(us);
+        let i = (r.intended.as_millis() / BUCKET.as_millis()) as usize;
+        if i >= self.offered.len() {
+            self.offered.resize(i + 1, 0);
+        }
+        self.offered[i] += 1;
+        if r.ok {
+            self.succeeded += 1;
+        } else {
+            self.failed += 1;
+        }
+        self.attempts += u64::from(r.attempts);
+    }
+
+    /// Logical requests recorded so far.
+    pub fn len(&self) -> u64 {
+        self.succeeded + self.failed
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Failures so far.
+    pub fn failed(&self) -> u64 {
+        self.failed
+    }
+
+    /// The latency histogram, in microseconds.
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
+    /// Joins the client's view with the server's counts into the arm's report.
+    pub fn finish(&self, id: &str, policy: &str, server: &ServerCounts, offered_rps: f64) -> ArmReport {
+        let n = self.len();
+        let sb = server.buckets();
+        let received: Vec<u64> = sb.iter().map(|b| b.received).collect();
+        let totals = server.totals();
+        let rows = self.offered.len().max(sb.len());
+        let timeline = (0..rows)
+            .map(|i| {
+                let b = sb.get(i).copied().unwrap_or_default();
+                TimelineRow {
+                    t_ms: i as u64 * BUCKET.as_millis() as u64,
+                    offered: self.offered.get(i).copied().unwrap_or(0),
+                    server: b.received,
+                    ok: b.ok,
+                    errors: b.status_503,
+                    resets: b.resets,
+                    shed: b.shed,
+                }
+            })
+            .collect();
+        let ms = |q: f64| round3(self.hist.value_at_quantile(q) as f64 / 1000.0);
+        let latency = if n == 0 {
+            Latency::default()
+        } else {
+            Latency {
+                mean: round3(self.hist.mean() / 1000.0),
+                p50: ms(0.5),
+                p90: ms(0.9),
+                p99: ms(0.99),
+                p999: ms(0.999),
+                max: round3(self.hist.max() as f64 / 1000.0),
+            }
+        };
+        let per_bucket = offered_rps * BUCKET.as_secs_f64();
+        ArmReport {
+            id: id.to_owned(),
+            policy: policy.to_owned(),
+            logical_requests: n,
+            succeeded: self.succeeded,
+            failed: self.failed,
+            hard_fail_ratio: ratio(self.failed, n),
+            latency_ms: latency,
+            client_attempts: self.attempts,
+            server_requests: totals.received,
+            load_multiplier: ratio(totals.received, n),
+            peak_rps_multiplier: round4(peak_multiplier(&self.offered, &received)),
+            burst_multiplier: round4(received.iter().copied().max().unwrap_or(0) as f64 / per_bucket.max(1e-9)),
+            shed: totals.shed,
+            timeline,
+        }
+    }
+}
+
+/// Buckets in the 1 s window of `peak_rps_multiplier`.
+const WINDOW: usize = 10;
+
+/// The largest ratio of server requests to offered requests over every 1 s window that lies
+/// within the offered period, sliding by one bucket. Windows past the last arrival are left
+/// out (nothing is offered there, so any retry would make the ratio infinite); a run shorter
+/// than a second is one window.
+pub fn peak_multiplier(offered: &[u64], server: &[u64]) -> f64 {
+    let n = offered.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let w = WINDOW.min(n);
+    let get = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    let mut off: u64 = (0..w).map(|i| get(offered, i)).sum();
+    let mut srv: u64 = (0..w).map(|i| get(server, i)).sum();
+    let mut best = if off > 0 { srv as f64 / off as f64 } else { 0.0 };
+    for start in 1..=(n - w) {
+        off = off + get(offered, start + w - 1) - get(offered, start - 1);
+        srv = srv + get(server, start + w - 1) - get(server, start - 1);
+        if off > 0 {
+            best = best.max(srv as f64 / off as f64);
+        }
+    }
+    best
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        round4(a as f64 / b as f64)
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counts::ServerEvent;
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    #[test]
+    fn peak_over_sliding_windows() {
+        // 10 per bucket offered for 3 s; the server sees a wave of 30 extra in bucket 15.
+        let offered = vec![10u64; 30];
+        let mut server = vec![10u64; 30];
+        server[15] += 30;
+        assert!((peak_multiplier(&offered, &server) - 1.3).abs() < 1e-9);
+        assert_eq!(peak_multiplier(&offered, &offered), 1.0);
+        // Retries after the last arrival do not count against an empty window.
+        let mut tail = offered.clone();
+        tail.extend([0; 5]);
+        let mut s2 = offered.clone();
+        s2.extend([50; 5]);
+        assert!(peak_multiplier(&offered, &s2) < 1.0 + 1e-9);
+        assert_eq!(peak_multiplier(&[], &[]), 0.0);
+        assert_eq!(peak_multiplier(&[4], &[8]), 2.0);
+    }
+
+    #[test]
+    fn finish_joins_client_and_server() {
+        let mut r = Recorder::new();
+        let mut s = ServerCounts::new();
+        for i in 0..100u64 {
+            let t = ms(i * 10);
+            r.record(&LogicalRecord { intended: t, latency: ms(20 + i), ok: i % 10 != 0, attempts: 1 + (i % 10 == 0) as u32 });
+            s.record(t, ServerEvent::Received);
+            s.record(t, ServerEvent::Ok);
+            if i % 10 == 0 {
+                s.record(t + ms(5), ServerEvent::Received);
+            }
+        }
+        let a = r.finish("x", "none", &s, 100.0);
+        assert_eq!(a.logical_requests, 100);
+        assert_eq!(a.failed, 10);
+        assert_eq!(a.hard_fail_ratio, 0.1);
+        assert_eq!(a.client_attempts, 110);
+        assert_eq!(a.server_requests, 110);
+        assert_eq!(a.load_multiplier, 1.1);
+        assert_eq!(a.timeline.len(), 10);
+        assert_eq!(a.timeline[0].offered, 10);
+        assert_eq!(a.timeline[0].server, 11);
+        assert!((a.latency_ms.p50 - 69.0).abs() < 1.0, "{}", a.latency_ms.p50);
+        assert!((a.burst_multiplier - 1.1).abs() < 1e-9);
+    }
+}

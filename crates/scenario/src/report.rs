@@ -1,0 +1,118 @@
+//! The report: `herd.report/v1`, the same for `herd bench` (mode `real`) and `herd sim`
+//! (mode `sim`). Field meanings are documented here once; README and `schema.json` point
+//! at this module.
+
+use serde::{Deserialize, Serialize};
+
+/// The schema tag every report carries.
+pub const SCHEMA: &str = "herd.report/v1";
+
+/// A whole run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// `real` (a socket) or `sim` (the simulator).
+    pub mode: String,
+    /// Which scenario ran.
+    pub scenario: ScenarioInfo,
+    /// Logical requests offered per second.
+    pub offered_rps: f64,
+    /// One entry per arm, in scenario order.
+    pub arms: Vec<ArmReport>,
+}
+
+/// Which scenario ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioInfo {
+    /// The scenario's `name`.
+    pub name: String,
+    /// The seed used (after `--seed`).
+    pub seed: u64,
+}
+
+/// One arm's results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmReport {
+    /// The arm's id.
+    pub id: String,
+    /// The policy, in words.
+    pub policy: String,
+    /// Logical requests offered (and finished).
+    pub logical_requests: u64,
+    /// Logical requests that finally succeeded.
+    pub succeeded: u64,
+    /// Logical requests that finally failed.
+    pub failed: u64,
+    /// `failed / logical_requests`.
+    pub hard_fail_ratio: f64,
+    /// Latency from intended send time to final answer, over all logical requests.
+    pub latency_ms: Latency,
+    /// Attempts the client made (first tries plus retries).
+    pub client_attempts: u64,
+    /// Requests the upstream received (counted by the upstream).
+    pub server_requests: u64,
+    /// `server_requests / logical_requests`.
+    pub load_multiplier: f64,
+    /// Largest ratio of server requests to offered requests over any 1 s window (sliding
+    /// by 100 ms) within the offered period.
+    pub peak_rps_multiplier: f64,
+    /// Largest server count in one 100 ms bucket, over `offered_rps / 10`.
+    pub burst_multiplier: f64,
+    /// Requests the upstream shed for capacity.
+    pub shed: u64,
+    /// 100 ms buckets.
+    pub timeline: Vec<TimelineRow>,
+}
+
+/// Latency summary, milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// One 100 ms bucket of an arm's timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineRow {
+    /// Bucket start, ms from the start of the run.
+    pub t_ms: u64,
+    /// Logical requests whose intended send time falls in the bucket.
+    pub offered: u64,
+    /// Requests the upstream received in the bucket.
+    pub server: u64,
+    /// 2xx answers.
+    pub ok: u64,
+    /// Injected or held 503s.
+    pub errors: u64,
+    /// Injected or held resets.
+    pub resets: u64,
+    /// Requests shed for capacity.
+    pub shed: u64,
+}
+
+impl Report {
+    /// A report with the schema tag set.
+    pub fn new(mode: &str, name: &str, seed: u64, offered_rps: f64, arms: Vec<ArmReport>) -> Self {
+        Report {
+            schema: SCHEMA.to_owned(),
+            mode: mode.to_owned(),
+            scenario: ScenarioInfo {
+                name: name.to_owned(),
+                seed,
+            },
+            offered_rps,
+            arms,
+        }
+    }
+}
