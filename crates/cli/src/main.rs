@@ -1,1 +1,29 @@
-fn main(){}
+//! `herd`: how much load does your retry strategy put on a struggling upstream, and what
+//! does the client see?
+//!
+//! A thin binary: clap parses flags into raw values, each command turns them into validated
+//! library objects and calls the libraries. Exit codes: 0 done, 1 a run that failed,
+//! 2 bad input (usage, scenario).
+
+mod cli;
+mod cmd;
+mod fail;
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("HERD_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    match cmd::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(fail) => {
+            eprintln!("herd: {}", fail.message());
+            fail.exit_code()
+        }
+    }
+}

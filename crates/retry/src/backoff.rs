@@ -30,7 +30,9 @@ pub struct Backoff {
 impl Backoff {
     /// The nominal (capped, un-jittered) delay before retry `n` (1-based).
     pub fn nominal(&self, n: u32) -> Duration {
-        let exp = (n.max(1) - 1).saturating_add(self.offset).min(i32::MAX as u32) as i32;
+        let exp = (n.max(1) - 1)
+            .saturating_add(self.offset)
+            .min(i32::MAX as u32) as i32;
         let secs = self.base.as_secs_f64() * self.factor.powi(exp);
         let cap = self.cap.as_secs_f64();
         if !secs.is_finite() || secs >= cap {

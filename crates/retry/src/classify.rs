@@ -39,7 +39,12 @@ impl Method {
     pub fn is_idempotent(self) -> bool {
         matches!(
             self,
-            Method::Get | Method::Head | Method::Options | Method::Put | Method::Delete | Method::Trace
+            Method::Get
+                | Method::Head
+                | Method::Options
+                | Method::Put
+                | Method::Delete
+                | Method::Trace
         )
     }
 

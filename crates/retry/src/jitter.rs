@@ -157,7 +157,10 @@ impl fmt::Display for JitterError {
                 Jitter::NAMES.join(", ")
             ),
             JitterError::FactorNotAllowed(k) => {
-                write!(f, "jitter `{k}` takes no factor (only proportional and additive do)")
+                write!(
+                    f,
+                    "jitter `{k}` takes no factor (only proportional and additive do)"
+                )
             }
             JitterError::Factor(x) => write!(
                 f,

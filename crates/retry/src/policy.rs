@@ -169,7 +169,11 @@ impl fmt::Display for Policy {
         if b.base.is_zero() {
             write!(f, ", immediate")?;
         } else {
-            let exp = if b.offset == 0 { "n-1".to_string() } else { format!("n-1+{}", b.offset) };
+            let exp = if b.offset == 0 {
+                "n-1".to_string()
+            } else {
+                format!("n-1+{}", b.offset)
+            };
             write!(f, ", {}ms·{}^({exp})", b.base.as_millis(), b.factor)?;
             if b.cap != Duration::MAX {
                 write!(f, " capped {}ms", b.cap.as_millis())?;
@@ -216,14 +220,21 @@ mod tests {
         let (d, end) = run(Policy::new(Profile::Undici), Outcome::status(503), 1);
         assert_eq!(d, [500, 1000, 2000, 4000, 8000]);
         assert_eq!(end, Decision::GiveUp(GiveUp::Exhausted));
-        let (d, end) = run(Policy::new(Profile::Undici), Outcome::Failed(Failure::Timeout), 1);
+        let (d, end) = run(
+            Policy::new(Profile::Undici),
+            Outcome::Failed(Failure::Timeout),
+            1,
+        );
         assert!(d.is_empty());
         assert_eq!(end, Decision::GiveUp(GiveUp::NotRetryable));
     }
 
     #[test]
     fn undici_retry_after_replaces_and_is_capped() {
-        let ra = |s| Outcome::Response { status: 503, retry_after: Some(Duration::from_secs(s)) };
+        let ra = |s| Outcome::Response {
+            status: 503,
+            retry_after: Some(Duration::from_secs(s)),
+        };
         let (d, _) = run(Policy::new(Profile::Undici), ra(3), 1);
         assert_eq!(d, [3000; 5]);
         let (d, _) = run(Policy::new(Profile::Undici), ra(120), 1);
@@ -237,26 +248,43 @@ mod tests {
         let (d, end) = run(Policy::new(Profile::AxiosRetry), Outcome::status(503), 11);
         assert_eq!(d.len(), 3);
         for (got, nominal) in d.iter().zip([200u128, 400, 800]) {
-            assert!(*got >= nominal && *got <= nominal * 6 / 5, "{got} vs {nominal}");
+            assert!(
+                *got >= nominal && *got <= nominal * 6 / 5,
+                "{got} vs {nominal}"
+            );
         }
-        assert_eq!(d, run(Policy::new(Profile::AxiosRetry), Outcome::status(503), 11).0);
+        assert_eq!(
+            d,
+            run(Policy::new(Profile::AxiosRetry), Outcome::status(503), 11).0
+        );
         assert_eq!(end, Decision::GiveUp(GiveUp::Exhausted));
         let nj = Policy::new(Profile::AxiosRetry).with_jitter(Jitter::None);
         assert_eq!(run(nj, Outcome::status(503), 11).0, [200, 400, 800]);
         // Retry-After is a floor, applied after jitter, uncapped.
-        let ra = Outcome::Response { status: 429, retry_after: Some(Duration::from_secs(100)) };
+        let ra = Outcome::Response {
+            status: 429,
+            retry_after: Some(Duration::from_secs(100)),
+        };
         assert_eq!(run(nj, ra, 1).0, [100_000; 3]);
     }
 
     #[test]
     fn naive_and_none() {
-        assert_eq!(run(Policy::new(Profile::Naive), Outcome::status(500), 1).0, [0, 0, 0]);
+        assert_eq!(
+            run(Policy::new(Profile::Naive), Outcome::status(500), 1).0,
+            [0, 0, 0]
+        );
         let (d, end) = run(Policy::new(Profile::None), Outcome::status(500), 1);
         assert!(d.is_empty());
         assert_eq!(end, Decision::GiveUp(GiveUp::NotRetryable));
         let mut st = RetryState::default();
         let mut rng = Pcg64Mcg::seed_from_u64(0);
-        let d = Policy::new(Profile::Undici).decide(&mut st, Method::Get, &Outcome::status(200), &mut rng);
+        let d = Policy::new(Profile::Undici).decide(
+            &mut st,
+            Method::Get,
+            &Outcome::status(200),
+            &mut rng,
+        );
         assert_eq!(d, Decision::Success);
         assert_eq!(st, RetryState::default());
     }
@@ -268,7 +296,9 @@ mod tests {
             "undici: 5 retries, 500ms·2^(n-1) capped 30000ms, jitter none, Retry-After replaces (≤30000ms)"
         );
         assert_eq!(
-            Policy::new(Profile::AxiosRetry).with_jitter(Jitter::Full).to_string(),
+            Policy::new(Profile::AxiosRetry)
+                .with_jitter(Jitter::Full)
+                .to_string(),
             "axios-retry: 3 retries, 100ms·2^(n-1+1), jitter full, Retry-After is a floor"
         );
         assert_eq!(Policy::new(Profile::None).to_string(), "none: 0 retries");

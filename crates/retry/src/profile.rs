@@ -135,7 +135,8 @@ impl Profile {
             }
             (Profile::Exponential, Outcome::Failed(f)) => {
                 !f.may_have_reached_server()
-                    || (method.is_idempotent() && (f.is_connection_error() || *f == Failure::Timeout))
+                    || (method.is_idempotent()
+                        && (f.is_connection_error() || *f == Failure::Timeout))
             }
         }
     }
@@ -221,7 +222,10 @@ mod tests {
             assert!(p.is_retryable(Method::Get, &s(code)), "{code}");
             assert!(!p.is_retryable(Method::Post, &s(code)), "{code} POST");
         }
-        assert!(!p.is_retryable(Method::Trace, &s(503)), "TRACE is not in axios' list");
+        assert!(
+            !p.is_retryable(Method::Trace, &s(503)),
+            "TRACE is not in axios' list"
+        );
         assert!(!p.is_retryable(Method::Get, &s(408)));
         // Network errors retry on any method; timeouts (ECONNABORTED) never.
         assert!(p.is_retryable(Method::Post, &Outcome::Failed(Reset)));

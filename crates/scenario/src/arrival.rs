@@ -66,7 +66,9 @@ mod tests {
 
     #[test]
     fn constant_is_even() {
-        let v: Vec<_> = Arrivals::new(Arrival::Constant, 10.0, 3, 1).map(|d| d.as_millis()).collect();
+        let v: Vec<_> = Arrivals::new(Arrival::Constant, 10.0, 3, 1)
+            .map(|d| d.as_millis())
+            .collect();
         assert_eq!(v, [0, 100, 200]);
     }
 
@@ -74,7 +76,11 @@ mod tests {
     fn poisson_has_the_rate_and_is_seeded() {
         let v: Vec<_> = Arrivals::new(Arrival::Poisson, 100.0, 100_000, 7).collect();
         let span = v.last().unwrap().as_secs_f64();
-        assert!((100_000.0 / span - 100.0).abs() < 1.5, "{}", 100_000.0 / span);
+        assert!(
+            (100_000.0 / span - 100.0).abs() < 1.5,
+            "{}",
+            100_000.0 / span
+        );
         assert!(v.windows(2).all(|w| w[0] <= w[1]));
         let again: Vec<_> = Arrivals::new(Arrival::Poisson, 100.0, 100_000, 7).collect();
         assert_eq!(v, again);

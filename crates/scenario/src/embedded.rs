@@ -94,16 +94,32 @@ mod tests {
 
     #[test]
     fn seed_has_the_six_arms() {
-        let ids: Vec<_> = load("seed").unwrap().scenario.arms.into_iter().map(|a| a.id).collect();
+        let ids: Vec<_> = load("seed")
+            .unwrap()
+            .scenario
+            .arms
+            .into_iter()
+            .map(|a| a.id)
+            .collect();
         assert_eq!(
             ids,
-            ["no-retry", "naive", "axios-exp-nojitter", "axios-exp-fulljitter", "undici", "undici-fulljitter"]
+            [
+                "no-retry",
+                "naive",
+                "axios-exp-nojitter",
+                "axios-exp-fulljitter",
+                "undici",
+                "undici-fulljitter"
+            ]
         );
     }
 
     #[test]
     fn unknown_names_and_paths() {
         assert!(matches!(load("nope"), Err(ScenarioError::NotFound { .. })));
-        assert!(matches!(load("/no/such.toml"), Err(ScenarioError::Io { .. })));
+        assert!(matches!(
+            load("/no/such.toml"),
+            Err(ScenarioError::Io { .. })
+        ));
     }
 }

@@ -177,7 +177,10 @@ mod tests {
             match up.fate(ms(0), &mut rng) {
                 Fate::Error503 => e += 1,
                 Fate::Reset { .. } => r += 1,
-                Fate::Work { stalled: true, service } => {
+                Fate::Work {
+                    stalled: true,
+                    service,
+                } => {
                     assert_eq!(service, ms(2000));
                     s += 1
                 }
@@ -186,7 +189,10 @@ mod tests {
             }
         }
         let close = |k: i32, p: f64| ((k as f64 / n as f64) - p).abs() < 0.005;
-        assert!(close(e, 0.1) && close(r, 0.05) && close(s, 0.02), "{e} {r} {s}");
+        assert!(
+            close(e, 0.1) && close(r, 0.05) && close(s, 0.02),
+            "{e} {r} {s}"
+        );
     }
 
     #[test]
@@ -195,9 +201,18 @@ mod tests {
         let mut rng = Pcg64Mcg::seed_from_u64(2);
         assert_eq!(
             up.fate(ms(1200), &mut rng),
-            Fate::Hold { until: ms(1500), answer: HoldAnswer::Reset }
+            Fate::Hold {
+                until: ms(1500),
+                answer: HoldAnswer::Reset
+            }
         );
-        assert_ne!(up.fate(ms(1500), &mut rng), Fate::Hold { until: ms(1500), answer: HoldAnswer::Reset });
+        assert_ne!(
+            up.fate(ms(1500), &mut rng),
+            Fate::Hold {
+                until: ms(1500),
+                answer: HoldAnswer::Reset
+            }
+        );
         for _ in 0..1000 {
             assert_eq!(up.fate(ms(3500), &mut rng), Fate::Error503);
         }
@@ -208,15 +223,27 @@ mod tests {
         let mut rng = Pcg64Mcg::seed_from_u64(3);
         let n = 100_000;
         let exp = ServiceTime::Exponential { mean_ms: 20.0 };
-        let mean: f64 = (0..n).map(|_| exp.sample(&mut rng).as_secs_f64() * 1000.0).sum::<f64>() / n as f64;
+        let mean: f64 = (0..n)
+            .map(|_| exp.sample(&mut rng).as_secs_f64() * 1000.0)
+            .sum::<f64>()
+            / n as f64;
         assert!((mean - 20.0).abs() < 0.5, "{mean}");
-        let ln = ServiceTime::Lognormal { median_ms: 30.0, p99_ms: 300.0 };
-        let mut v: Vec<f64> = (0..n).map(|_| ln.sample(&mut rng).as_secs_f64() * 1000.0).collect();
+        let ln = ServiceTime::Lognormal {
+            median_ms: 30.0,
+            p99_ms: 300.0,
+        };
+        let mut v: Vec<f64> = (0..n)
+            .map(|_| ln.sample(&mut rng).as_secs_f64() * 1000.0)
+            .collect();
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let (p50, p99) = (v[n / 2], v[n * 99 / 100]);
         assert!((p50 - 30.0).abs() < 1.0, "{p50}");
         assert!((p99 - 300.0).abs() < 20.0, "{p99}");
         let m: f64 = v.iter().sum::<f64>() / n as f64;
-        assert!((m - ln.mean_ms()).abs() / ln.mean_ms() < 0.03, "{m} vs {}", ln.mean_ms());
+        assert!(
+            (m - ln.mean_ms()).abs() / ln.mean_ms() < 0.03,
+            "{m} vs {}",
+            ln.mean_ms()
+        );
     }
 }

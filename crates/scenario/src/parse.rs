@@ -59,7 +59,10 @@ impl Check<'_> {
         if (0.0..=1.0).contains(&x) {
             Ok(x)
         } else {
-            Err(self.err(path, format!("must be a probability between 0 and 1, got {x}")))
+            Err(self.err(
+                path,
+                format!("must be a probability between 0 and 1, got {x}"),
+            ))
         }
     }
 
@@ -84,7 +87,8 @@ impl Check<'_> {
     }
 
     fn ms(&self, path: &[Seg], x: f64) -> R<Duration> {
-        self.non_neg(path, x).map(|x| Duration::from_secs_f64(x / 1000.0))
+        self.non_neg(path, x)
+            .map(|x| Duration::from_secs_f64(x / 1000.0))
     }
 
     fn scenario(&self, raw: RawScenario) -> R<Scenario> {
@@ -96,7 +100,10 @@ impl Check<'_> {
         let client = self.client(raw.client)?;
         let upstream = self.upstream(raw.upstream)?;
         if raw.arms.is_empty() {
-            return Err(self.err(&keys(&["arms"]), "a scenario needs at least one [[arms]] entry"));
+            return Err(self.err(
+                &keys(&["arms"]),
+                "a scenario needs at least one [[arms]] entry",
+            ));
         }
         let mut arms: Vec<Arm> = Vec::with_capacity(raw.arms.len());
         for (i, a) in raw.arms.into_iter().enumerate() {
@@ -134,7 +141,10 @@ impl Check<'_> {
                 ))
             }
         };
-        let method: Method = l.method.parse().map_err(|e: String| self.err(&k("method"), e))?;
+        let method: Method = l
+            .method
+            .parse()
+            .map_err(|e: String| self.err(&k("method"), e))?;
         Ok(Load {
             requests,
             rate,
@@ -171,7 +181,10 @@ impl Check<'_> {
             "reset" => Shed::Reset,
             "503" => Shed::Status503,
             other => {
-                return Err(self.err(&k("shed"), format!("unknown shed `{other}` (expected \"reset\" or \"503\")")))
+                return Err(self.err(
+                    &k("shed"),
+                    format!("unknown shed `{other}` (expected \"reset\" or \"503\")"),
+                ))
             }
         };
         let mut incidents = Vec::with_capacity(u.incidents.len());
@@ -202,9 +215,17 @@ impl Check<'_> {
             self.positive(&k(name), v)
         };
         let extra = |allowed: &[&str]| -> R<()> {
-            for (name, v) in [("ms", s.ms), ("mean_ms", s.mean_ms), ("median_ms", s.median_ms), ("p99_ms", s.p99_ms)] {
+            for (name, v) in [
+                ("ms", s.ms),
+                ("mean_ms", s.mean_ms),
+                ("median_ms", s.median_ms),
+                ("p99_ms", s.p99_ms),
+            ] {
                 if v.is_some() && !allowed.contains(&name) {
-                    return Err(self.err(&k(name), format!("`{name}` does not apply to dist = \"{}\"", s.dist)));
+                    return Err(self.err(
+                        &k(name),
+                        format!("`{name}` does not apply to dist = \"{}\"", s.dist),
+                    ));
                 }
             }
             Ok(())
@@ -213,12 +234,17 @@ impl Check<'_> {
             "constant" => {
                 extra(&["ms"])?;
                 Ok(ServiceTime::Constant {
-                    ms: self.non_neg(&k("ms"), s.ms.ok_or_else(|| self.err(&k("dist"), "dist = \"constant\" needs `ms`"))?)?,
+                    ms: self.non_neg(
+                        &k("ms"),
+                        s.ms.ok_or_else(|| self.err(&k("dist"), "dist = \"constant\" needs `ms`"))?,
+                    )?,
                 })
             }
             "exponential" => {
                 extra(&["mean_ms"])?;
-                Ok(ServiceTime::Exponential { mean_ms: need("mean_ms", s.mean_ms)? })
+                Ok(ServiceTime::Exponential {
+                    mean_ms: need("mean_ms", s.mean_ms)?,
+                })
             }
             "lognormal" => {
                 extra(&["median_ms", "p99_ms"])?;
@@ -253,14 +279,23 @@ impl Check<'_> {
             "reset" => HoldAnswer::Reset,
             "503" => HoldAnswer::Status503,
             other => {
-                return Err(self.err(&k("hold_answer"), format!("unknown hold_answer `{other}` (expected \"reset\" or \"503\")")))
+                return Err(self.err(
+                    &k("hold_answer"),
+                    format!("unknown hold_answer `{other}` (expected \"reset\" or \"503\")"),
+                ))
             }
         };
         Ok(Incident {
             start: self.ms(&k("start_ms"), r.start_ms)?,
             duration,
-            error_rate: r.error_rate.map(|x| self.rate(&k("error_rate"), x)).transpose()?,
-            reset_rate: r.reset_rate.map(|x| self.rate(&k("reset_rate"), x)).transpose()?,
+            error_rate: r
+                .error_rate
+                .map(|x| self.rate(&k("error_rate"), x))
+                .transpose()?,
+            reset_rate: r
+                .reset_rate
+                .map(|x| self.rate(&k("reset_rate"), x))
+                .transpose()?,
             slowdown: self.positive(&k("slowdown"), r.slowdown)?,
             hold: r.hold,
             hold_answer,
@@ -272,19 +307,25 @@ impl Check<'_> {
         if a.id.trim().is_empty() || a.id.contains(char::is_whitespace) {
             return Err(self.err(&k("id"), "must be a non-empty word without spaces"));
         }
-        let profile: Profile = a.policy.parse().map_err(|e: String| self.err(&k("policy"), e))?;
+        let profile: Profile = a
+            .policy
+            .parse()
+            .map_err(|e: String| self.err(&k("policy"), e))?;
         let mut policy = Policy::new(profile);
         if let Some(j) = a.jitter {
             let (name, factor) = match j {
                 RawJitter::Name(n) => (n, None),
                 RawJitter::Table(t) => (t.kind, t.factor),
             };
-            let jitter = Jitter::from_name(&name, factor).map_err(|e| self.err(&k("jitter"), e.to_string()))?;
+            let jitter = Jitter::from_name(&name, factor)
+                .map_err(|e| self.err(&k("jitter"), e.to_string()))?;
             policy = policy.with_jitter(jitter);
         }
         if let Some(r) = a.retries {
             let r = self.count(&k("retries"), r)?;
-            policy = policy.with_retries(u32::try_from(r).map_err(|_| self.err(&k("retries"), "is too large"))?);
+            policy = policy.with_retries(
+                u32::try_from(r).map_err(|_| self.err(&k("retries"), "is too large"))?,
+            );
         }
         if let Some(b) = a.base_ms {
             policy = policy.with_base(self.ms(&k("base_ms"), b)?);
@@ -350,10 +391,16 @@ jitter = { kind = "proportional", factor = 0.5 }
     fn errors_name_file_line_and_key() {
         let m = msg(&OK.replace("error_rate = 0.1", "error_rate = 1.5"));
         assert!(m.starts_with("bad.toml:8:"), "{m}");
-        assert!(m.contains("upstream.error_rate") && m.contains("1.5"), "{m}");
+        assert!(
+            m.contains("upstream.error_rate") && m.contains("1.5"),
+            "{m}"
+        );
 
         let m = msg(&OK.replace("rate = 50", "rate = -5"));
-        assert!(m.starts_with("bad.toml:6:") && m.contains("load.rate"), "{m}");
+        assert!(
+            m.starts_with("bad.toml:6:") && m.contains("load.rate"),
+            "{m}"
+        );
 
         let m = msg(&OK.replace("seed = 3", "seed = 3\nsped = 4"));
         assert!(m.starts_with("bad.toml:4:") && m.contains("sped"), "{m}");
@@ -362,7 +409,10 @@ jitter = { kind = "proportional", factor = 0.5 }
         assert!(m.contains("arms[0].jitter") && m.contains("fulll"), "{m}");
 
         let m = msg(&OK.replace("requests = 10", "requests = \"ten\""));
-        assert!(m.starts_with("bad.toml:5:") && m.contains("load.requests"), "{m}");
+        assert!(
+            m.starts_with("bad.toml:5:") && m.contains("load.requests"),
+            "{m}"
+        );
 
         let m = msg(&OK.replace("hold = true", "hold = true\nhodl = 1"));
         assert!(m.contains("hodl"), "{m}");

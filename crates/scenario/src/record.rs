@@ -85,7 +85,13 @@ impl Recorder {
     }
 
     /// Joins the client's view with the server's counts into the arm's report.
-    pub fn finish(&self, id: &str, policy: &str, server: &ServerCounts, offered_rps: f64) -> ArmReport {
+    pub fn finish(
+        &self,
+        id: &str,
+        policy: &str,
+        server: &ServerCounts,
+        offered_rps: f64,
+    ) -> ArmReport {
         let n = self.len();
         let sb = server.buckets();
         let received: Vec<u64> = sb.iter().map(|b| b.received).collect();
@@ -131,7 +137,9 @@ impl Recorder {
             server_requests: totals.received,
             load_multiplier: ratio(totals.received, n),
             peak_rps_multiplier: round4(peak_multiplier(&self.offered, &received)),
-            burst_multiplier: round4(received.iter().copied().max().unwrap_or(0) as f64 / per_bucket.max(1e-9)),
+            burst_multiplier: round4(
+                received.iter().copied().max().unwrap_or(0) as f64 / per_bucket.max(1e-9),
+            ),
             shed: totals.shed,
             timeline,
         }
@@ -154,7 +162,11 @@ pub fn peak_multiplier(offered: &[u64], server: &[u64]) -> f64 {
     let get = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
     let mut off: u64 = (0..w).map(|i| get(offered, i)).sum();
     let mut srv: u64 = (0..w).map(|i| get(server, i)).sum();
-    let mut best = if off > 0 { srv as f64 / off as f64 } else { 0.0 };
+    let mut best = if off > 0 {
+        srv as f64 / off as f64
+    } else {
+        0.0
+    };
     for start in 1..=(n - w) {
         off = off + get(offered, start + w - 1) - get(offered, start - 1);
         srv = srv + get(server, start + w - 1) - get(server, start - 1);
@@ -214,7 +226,12 @@ mod tests {
         let mut s = ServerCounts::new();
         for i in 0..100u64 {
             let t = ms(i * 10);
-            r.record(&LogicalRecord { intended: t, latency: ms(20 + i), ok: i % 10 != 0, attempts: 1 + (i % 10 == 0) as u32 });
+            r.record(&LogicalRecord {
+                intended: t,
+                latency: ms(20 + i),
+                ok: i % 10 != 0,
+                attempts: 1 + (i % 10 == 0) as u32,
+            });
             s.record(t, ServerEvent::Received);
             s.record(t, ServerEvent::Ok);
             if i % 10 == 0 {
@@ -231,7 +248,11 @@ mod tests {
         assert_eq!(a.timeline.len(), 10);
         assert_eq!(a.timeline[0].offered, 10);
         assert_eq!(a.timeline[0].server, 11);
-        assert!((a.latency_ms.p50 - 69.0).abs() < 1.0, "{}", a.latency_ms.p50);
+        assert!(
+            (a.latency_ms.p50 - 69.0).abs() < 1.0,
+            "{}",
+            a.latency_ms.p50
+        );
         assert!((a.burst_multiplier - 1.1).abs() < 1e-9);
     }
 }

@@ -149,7 +149,11 @@ mod tests {
         let r = s.locate(&keys(&["upstream", "error_rate"])).unwrap();
         assert_eq!(&DOC[r.clone()], "1.5");
         assert_eq!(s.line_col(r.start), (3, 14));
-        let p = vec![Seg::Key("arms".into()), Seg::Index(1), Seg::Key("jitter".into())];
+        let p = vec![
+            Seg::Key("arms".into()),
+            Seg::Index(1),
+            Seg::Key("jitter".into()),
+        ];
         let r = s.locate(&p).unwrap();
         assert_eq!(s.line_col(r.start).0, 10);
         assert_eq!(render(&s.path_at(r.start)), "arms[1].jitter");

@@ -1,0 +1,121 @@
+//! The command line, as raw values. Validation happens in `cmd`, against the libraries.
+
+use clap::{Args, Parser, Subcommand};
+
+/// herd: measure what a retry strategy does to a struggling upstream — the client's
+/// latency and failures, and how many requests the server really received.
+#[derive(Parser, Debug)]
+#[command(name = "herd", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a scenario's arms on a real socket against herd's fault-injecting upstream.
+    Bench(BenchArgs),
+    /// Serve the [upstream] part of a scenario until interrupted.
+    Upstream(UpstreamArgs),
+    /// Show the delays a retry policy waits before each retry.
+    Policy(PolicyArgs),
+    /// List the embedded scenarios, or print one to copy and edit.
+    Scenarios(ScenariosArgs),
+}
+
+/// Flags shared by runs of a scenario.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// A scenario file, or the name of an embedded scenario (see `herd scenarios`).
+    #[arg(default_value = "seed")]
+    pub scenario: String,
+    /// Run only this arm (repeatable).
+    #[arg(long = "arm", value_name = "ID")]
+    pub arms: Vec<String>,
+    /// Logical requests per arm, instead of the scenario's.
+    #[arg(long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// Offered rate in requests per second, instead of the scenario's.
+    #[arg(long, value_name = "R")]
+    pub rate: Option<f64>,
+    /// Seed for arrivals, faults and jitter, instead of the scenario's.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Write the JSON report to PATH (`-` for stdout; the table then goes to stderr).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<String>,
+    /// Print nothing but the requested output.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Run the arms one after another instead of at once (each arm always has its own
+    /// upstream and pool, so counts never mix either way).
+    #[arg(long)]
+    pub sequential: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct UpstreamArgs {
+    /// A scenario file or embedded name; only its [upstream] and seed are used.
+    #[arg(default_value = "seed")]
+    pub scenario: String,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    pub listen: String,
+    /// Seed for fault draws, instead of the scenario's.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct PolicyArgs {
+    /// undici, axios-retry, none, naive or exponential.
+    pub profile: String,
+    /// Jitter kind: none, full, equal, decorrelated, proportional, additive.
+    #[arg(long, value_name = "KIND")]
+    pub jitter: Option<String>,
+    /// Factor for proportional / additive jitter.
+    #[arg(long, value_name = "F")]
+    pub jitter_factor: Option<f64>,
+    /// Number of retries, instead of the profile's default.
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// Base delay in ms, instead of the profile's.
+    #[arg(long, value_name = "MS")]
+    pub base_ms: Option<f64>,
+    /// Growth factor, instead of the profile's.
+    #[arg(long, value_name = "X")]
+    pub factor: Option<f64>,
+    /// Cap on the nominal delay in ms, instead of the profile's.
+    #[arg(long, value_name = "MS")]
+    pub cap_ms: Option<f64>,
+    /// How many request histories to sample.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub samples: u32,
+    /// Seed for the jitter draws.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ScenariosArgs {
+    #[command(subcommand)]
+    pub action: Option<ScenariosAction>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ScenariosAction {
+    /// Print an embedded scenario's TOML.
+    Show {
+        /// The scenario's name.
+        name: String,
+    },
+}

@@ -1,0 +1,28 @@
+//! One module per subcommand; each returns `Result<(), Fail>`.
+
+mod bench;
+mod policy;
+mod prepare;
+mod scenarios;
+mod upstream;
+
+use crate::cli::{Cli, Command};
+use crate::fail::Fail;
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<(), Fail> {
+    match cli.command {
+        Command::Bench(a) => bench::run(a),
+        Command::Upstream(a) => upstream::run(a),
+        Command::Policy(a) => policy::run(a),
+        Command::Scenarios(a) => scenarios::run(a),
+    }
+}
+
+/// A tokio runtime for the commands that touch the network.
+fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(Fail::run)
+}

@@ -1,0 +1,137 @@
+//! `herd policy`: the delay before each retry, assuming every attempt fails retryably with
+//! no Retry-After, sampled over many request histories (min / p50 / max per retry).
+
+use crate::cli::PolicyArgs;
+use crate::fail::Fail;
+use anyhow::anyhow;
+use herd_retry::{Decision, Jitter, Method, Outcome, Policy, Profile, RetryState};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use serde::Serialize;
+use std::time::Duration;
+
+#[derive(Serialize)]
+struct Row {
+    retry: u32,
+    min_ms: f64,
+    p50_ms: f64,
+    max_ms: f64,
+}
+
+#[derive(Serialize)]
+struct Out {
+    policy: String,
+    retries: Vec<Row>,
+}
+
+pub fn run(a: PolicyArgs) -> Result<(), Fail> {
+    let policy = build(&a)?;
+    if a.samples == 0 {
+        return Err(Fail::input(anyhow!("--samples must be at least 1")));
+    }
+    let mut per_retry: Vec<Vec<f64>> =
+        vec![Vec::with_capacity(a.samples as usize); policy.retries() as usize];
+    let mut rng = Pcg64Mcg::seed_from_u64(a.seed);
+    let outcome = Outcome::status(503);
+    for _ in 0..a.samples {
+        let mut st = RetryState::default();
+        let mut n = 0;
+        while let Decision::Retry { after } =
+            policy.decide(&mut st, Method::Get, &outcome, &mut rng)
+        {
+            per_retry[n].push(after.as_secs_f64() * 1000.0);
+            n += 1;
+        }
+    }
+    let rows: Vec<Row> = per_retry
+        .into_iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(i, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+            Row {
+                retry: i as u32 + 1,
+                min_ms: r3(v[0]),
+                p50_ms: r3(v[v.len() / 2]),
+                max_ms: r3(v[v.len() - 1]),
+            }
+        })
+        .collect();
+    let out = Out {
+        policy: policy.to_string(),
+        retries: rows,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&out).map_err(Fail::run)?);
+    } else {
+        println!("{}", out.policy);
+        println!(
+            "(every attempt fails with a retryable 503, no Retry-After; {} samples)",
+            a.samples
+        );
+        println!("| retry | min | p50 | max |");
+        println!("|---:|---:|---:|---:|");
+        for r in &out.retries {
+            println!(
+                "| {} | {} | {} | {} |",
+                r.retry,
+                num(r.min_ms),
+                num(r.p50_ms),
+                num(r.max_ms)
+            );
+        }
+        if out.retries.is_empty() {
+            println!("(no retries)");
+        }
+    }
+    Ok(())
+}
+
+fn num(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}ms")
+    } else {
+        format!("{x:.1}ms")
+    }
+}
+
+fn build(a: &PolicyArgs) -> Result<Policy, Fail> {
+    let profile: Profile = a
+        .profile
+        .parse()
+        .map_err(|e: String| Fail::input(anyhow!(e)))?;
+    let mut p = Policy::new(profile);
+    if let Some(j) = &a.jitter {
+        p = p.with_jitter(Jitter::from_name(j, a.jitter_factor).map_err(Fail::input)?);
+    } else if a.jitter_factor.is_some() {
+        return Err(Fail::input(anyhow!(
+            "--jitter-factor needs --jitter proportional or additive"
+        )));
+    }
+    if let Some(r) = a.retries {
+        p = p.with_retries(r);
+    }
+    let dur = |name: &str, x: f64| -> Result<Duration, Fail> {
+        if x.is_finite() && x >= 0.0 {
+            Ok(Duration::from_secs_f64(x / 1000.0))
+        } else {
+            Err(Fail::input(anyhow!("--{name} must be 0 or more, got {x}")))
+        }
+    };
+    if let Some(b) = a.base_ms {
+        p = p.with_base(dur("base-ms", b)?);
+    }
+    if let Some(f) = a.factor {
+        if !(f.is_finite() && f > 0.0) {
+            return Err(Fail::input(anyhow!(
+                "--factor must be greater than 0, got {f}"
+            )));
+        }
+        p = p.with_factor(f);
+    }
+    if let Some(c) = a.cap_ms {
+        p = p.with_cap(dur("cap-ms", c)?);
+    }
+    Ok(p)
+}

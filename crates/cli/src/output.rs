@@ -1,0 +1,53 @@
+//! Writing results: stdout, or a file written atomically (temp file in the same directory,
+//! then rename), so a run that fails never leaves a half-written report behind.
+
+use anyhow::Context;
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to `path` atomically, or to stdout when `path` is `-`.
+pub fn write_out(path: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    if path == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)?;
+        out.flush()?;
+        return Ok(());
+    }
+    let target = Path::new(path);
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .with_context(|| format!("{path}: not a file path"))?
+        .to_string_lossy();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, target))
+        .with_context(|| format!("cannot write {path}"));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Checks up front that `path` can be written (its directory exists), so bad input fails
+/// before a long run rather than after it.
+pub fn check_writable(path: &str) -> anyhow::Result<()> {
+    if path == "-" {
+        return Ok(());
+    }
+    let target = Path::new(path);
+    if target.is_dir() {
+        anyhow::bail!("{path}: is a directory");
+    }
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        anyhow::bail!("{path}: directory {} does not exist", dir.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! One attempt on the wire, and what it came back with.
+//!
+//! The pool is hyper-util's, with its one hidden retry switched off
+//! (`retry_canceled_requests(false)`: by default it silently re-sends a request whose pooled
+//! connection turned out to be dead, which the upstream would count and the client would
+//! not). A semaphore caps the attempts in flight at `pool_max_connections`, so the pool
+//! never has more connections busy than the scenario says.
+
+use bytes::Bytes;
+use herd_retry::{retry_after, Failure, Method, Outcome};
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::error::Error as _;
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::Semaphore;
+
+/// An arm's HTTP client: one pool, a cap on connections in use, an attempt timeout.
+#[derive(Clone)]
+pub struct HttpClient {
+    client: Client<HttpConnector, Empty<Bytes>>,
+    slots: Arc<Semaphore>,
+    uri: http::Uri,
+    method: http::Method,
+    timeout: Option<Duration>,
+}
+
+impl HttpClient {
+    /// A client for `uri` with at most `max_connections` connections in use.
+    pub fn new(
+        uri: http::Uri,
+        method: Method,
+        max_connections: usize,
+        timeout: Option<Duration>,
+    ) -> Self {
+        let mut conn = HttpConnector::new();
+        conn.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(max_connections)
+            .retry_canceled_requests(false)
+            .build(conn);
+        HttpClient {
+            client,
+            slots: Arc::new(Semaphore::new(max_connections)),
+            uri,
+            method: http::Method::from_bytes(method.as_str().as_bytes())
+                .unwrap_or(http::Method::GET),
+            timeout,
+        }
+    }
+
+    /// Sends one attempt and classifies the result. The timeout covers waiting for a
+    /// connection, the request and the whole response body.
+    pub async fn attempt(&self) -> Outcome {
+        let fut = self.send();
+        match self.timeout {
+            Some(t) => tokio::time::timeout(t, fut)
+                .await
+                .unwrap_or(Outcome::Failed(Failure::Timeout)),
+            None => fut.await,
+        }
+    }
+
+    async fn send(&self) -> Outcome {
+        let Ok(_slot) = self.slots.acquire().await else {
+            return Outcome::Failed(Failure::Other);
+        };
+        let req = match http::Request::builder()
+            .method(self.method.clone())
+            .uri(self.uri.clone())
+            .body(Empty::<Bytes>::new())
+        {
+            Ok(r) => r,
+            Err(_) => return Outcome::Failed(Failure::Other),
+        };
+        let resp = match self.client.request(req).await {
+            Ok(r) => r,
+            Err(e) => return Outcome::Failed(classify_client_error(&e)),
+        };
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| retry_after::parse(v, SystemTime::now()));
+        if let Err(e) = resp.into_body().collect().await {
+            return Outcome::Failed(classify_hyper_error(&e));
+        }
+        Outcome::Response {
+            status,
+            retry_after,
+        }
+    }
+}
+
+fn classify_client_error(e: &hyper_util::client::legacy::Error) -> Failure {
+    if let Some(k) = io_kind(e) {
+        return io_failure(k);
+    }
+    if e.is_connect() {
+        return Failure::Refused;
+    }
+    match e.source().and_then(|s| s.downcast_ref::<hyper::Error>()) {
+        Some(h) => classify_hyper_error(h),
+        None => Failure::Other,
+    }
+}
+
+fn classify_hyper_error(e: &hyper::Error) -> Failure {
+    if let Some(k) = io_kind(e) {
+        return io_failure(k);
+    }
+    if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
+        Failure::Closed
+    } else {
+        Failure::Other
+    }
+}
+
+fn io_failure(k: io::ErrorKind) -> Failure {
+    match k {
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => Failure::Reset,
+        io::ErrorKind::ConnectionRefused => Failure::Refused,
+        io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
+        io::ErrorKind::UnexpectedEof => Failure::Closed,
+        io::ErrorKind::TimedOut => Failure::Timeout,
+        _ => Failure::Other,
+    }
+}
+
+/// The kind of the first `io::Error` in the source chain.
+fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<io::ErrorKind> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<io::Error>() {
+            return Some(io.kind());
+        }
+        cur = err.source();
+    }
+    None
+}

@@ -1,0 +1,149 @@
+//! The open-loop driver: one loop, the arrival process as a value.
+//!
+//! For each arm: start its own upstream (same scenario, same seed, so arms can run at once
+//! without mixing server counts), compute the arrival schedule from the seed, and at each
+//! intended instant spawn the logical request. A logical request runs attempts through the
+//! arm's [`herd_retry::Policy`] until it succeeds or gives up; its latency runs from the
+//! *intended* send time, so a stalled upstream or a busy driver shows up as latency instead
+//! of silently thinning the load (no coordinated omission). Finished requests go through a
+//! channel into one [`Recorder`]; server counts come from the upstream itself.
+
+mod attempt;
+
+pub use attempt::HttpClient;
+
+use crate::upstream::Upstream;
+use herd_retry::{Decision, Policy, RetryState};
+use herd_scenario::{ArmReport, Arrivals, LogicalRecord, Recorder, Scenario, ServerCounts};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// What one arm's run produced.
+pub struct ArmRun {
+    /// The client side.
+    pub recorder: Recorder,
+    /// The server side, from the arm's upstream.
+    pub counts: ServerCounts,
+    /// Wall time of the arm, first arrival to last answer.
+    pub wall: Duration,
+}
+
+impl ArmRun {
+    /// The arm's report entry.
+    pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
+        let arm = &scenario.arms[index];
+        self.recorder.finish(
+            &arm.id,
+            &arm.policy.to_string(),
+            &self.counts,
+            scenario.load.rate,
+        )
+    }
+}
+
+/// Progress callback: called with (arm index, logical requests done, failures so far).
+pub type Progress = Arc<dyn Fn(usize, u64, u64) + Send + Sync>;
+
+/// Runs arm `index` of `scenario` against a fresh in-process upstream on loopback.
+pub async fn run_arm(
+    scenario: &Scenario,
+    index: usize,
+    progress: Option<Progress>,
+) -> io::Result<ArmRun> {
+    let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
+    let upstream = Upstream::start(scenario.upstream.clone(), scenario.seed, listen).await?;
+    let result = drive(scenario, index, &upstream, progress).await;
+    let counts = upstream.counts();
+    upstream.shutdown().await;
+    let (recorder, wall) = result?;
+    Ok(ArmRun {
+        recorder,
+        counts,
+        wall,
+    })
+}
+
+/// Drives arm `index` against a running upstream whose epoch is the run's t = 0.
+pub async fn drive(
+    scenario: &Scenario,
+    index: usize,
+    upstream: &Upstream,
+    progress: Option<Progress>,
+) -> io::Result<(Recorder, Duration)> {
+    let uri: http::Uri = format!("http://{}/", upstream.local_addr())
+        .parse()
+        .map_err(io::Error::other)?;
+    let client = HttpClient::new(
+        uri,
+        scenario.load.method,
+        scenario.client.pool_max_connections,
+        scenario.client.attempt_timeout,
+    );
+    let policy = scenario.arms[index].policy;
+    let arm_seed = scenario.arm_seed(index);
+    let method = scenario.load.method;
+    let epoch = upstream.epoch();
+    let (tx, mut rx) = mpsc::unbounded_channel::<LogicalRecord>();
+    let aggregate = tokio::spawn(async move {
+        let mut rec = Recorder::new();
+        while let Some(r) = rx.recv().await {
+            rec.record(&r);
+            if let Some(p) = &progress {
+                p(index, rec.len(), rec.failed());
+            }
+        }
+        rec
+    });
+    let arrivals = Arrivals::new(
+        scenario.load.arrival,
+        scenario.load.rate,
+        scenario.load.requests,
+        scenario.seed,
+    );
+    for (i, at) in arrivals.enumerate() {
+        let intended = epoch + at;
+        tokio::time::sleep_until(intended).await;
+        let client = client.clone();
+        let tx = tx.clone();
+        let rng =
+            Pcg64Mcg::seed_from_u64(arm_seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+        tokio::spawn(async move {
+            let (ok, attempts) = logical(&client, &policy, method, rng).await;
+            let _ = tx.send(LogicalRecord {
+                intended: at,
+                latency: intended.elapsed(),
+                ok,
+                attempts,
+            });
+        });
+    }
+    drop(tx);
+    let rec = aggregate.await.map_err(io::Error::other)?;
+    Ok((rec, epoch.elapsed()))
+}
+
+/// One logical request: attempts until the policy says stop. Returns (succeeded, attempts).
+async fn logical(
+    client: &HttpClient,
+    policy: &Policy,
+    method: herd_retry::Method,
+    mut rng: Pcg64Mcg,
+) -> (bool, u32) {
+    let mut state = RetryState::default();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let outcome = client.attempt().await;
+        match policy.decide(&mut state, method, &outcome, &mut rng) {
+            Decision::Success => return (true, attempts),
+            Decision::Retry { after } => tokio::time::sleep_until(Instant::now() + after).await,
+            Decision::GiveUp(_) => return (false, attempts),
+        }
+    }
+}

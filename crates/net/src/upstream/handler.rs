@@ -1,0 +1,196 @@
+//! One request, from arrival to answer: count it, draw its fate, carry the fate out.
+//!
+//! The fate comes from [`herd_scenario::Upstream::fate`]; nothing here decides a fault.
+//! A reset cannot be an HTTP response, so the handler asks its connection task to send the
+//! RST (through the connection's [`Notify`]) and then never completes; the connection task
+//! drops it along with the connection.
+
+use super::capacity::{Admission, Capacity};
+use super::{lock, Stats};
+use bytes::Bytes;
+use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed};
+use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{oneshot, watch, Notify};
+use tokio::time::Instant;
+
+/// The response type of every request.
+pub(crate) type Reply = Response<Full<Bytes>>;
+
+/// Prefix of the control endpoints, which are neither counted nor faulted.
+const CONTROL: &str = "/__herd/";
+
+/// What every connection of one server shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// The fault and capacity configuration.
+    config: herd_scenario::Upstream,
+    /// t = 0.
+    epoch: Instant,
+    /// The one fault RNG: fates are drawn in arrival order from a single seeded stream.
+    rng: Mutex<Pcg64Mcg>,
+    /// Counts and gauges.
+    stats: Arc<Stats>,
+    /// Workers and their queue.
+    capacity: Arc<Capacity>,
+    /// Resolves (with an error) when the server shuts down; detached work stops then.
+    closing: watch::Receiver<()>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        config: herd_scenario::Upstream,
+        seed: u64,
+        epoch: Instant,
+        stats: Arc<Stats>,
+        closing: watch::Receiver<()>,
+    ) -> Self {
+        let capacity = Capacity::new(config.workers, config.queue_limit, stats.clone());
+        Shared {
+            config,
+            epoch,
+            rng: Mutex::new(Pcg64Mcg::seed_from_u64(seed)),
+            stats,
+            capacity,
+            closing,
+        }
+    }
+
+    /// Time since the epoch.
+    fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.epoch)
+    }
+
+    fn record(&self, ev: ServerEvent) {
+        self.stats.record(self.now(), ev);
+    }
+
+    /// A 503 as the fault rules mean it, with `Retry-After` when configured.
+    fn unavailable(&self) -> Reply {
+        let mut r = text(StatusCode::SERVICE_UNAVAILABLE, "unavailable (injected)\n");
+        if self.config.retry_after_s > 0 {
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(self.config.retry_after_s));
+        }
+        r
+    }
+}
+
+/// Answers one request on a connection whose reset trigger is `reset`.
+pub(crate) async fn handle<B>(
+    shared: Arc<Shared>,
+    reset: Arc<Notify>,
+    req: Request<B>,
+) -> Result<Reply, Infallible> {
+    if req.uri().path().starts_with(CONTROL) {
+        return Ok(control(&shared, &req));
+    }
+    drop(req); // hyper drains any body it can to keep the connection alive.
+    let t = shared.now();
+    shared.stats.record(t, ServerEvent::Received);
+    let fate = shared.config.fate(t, &mut *lock(&shared.rng));
+    Ok(match fate {
+        Fate::Error503 => {
+            shared.record(ServerEvent::Error503);
+            shared.unavailable()
+        }
+        Fate::Reset { after } => {
+            tokio::time::sleep(after).await;
+            shared.record(ServerEvent::Reset);
+            return reset_connection(&reset).await;
+        }
+        Fate::Hold { until, answer } => {
+            tokio::time::sleep_until(shared.epoch + until).await;
+            // Counted at the window's end exactly, so every held request lands together.
+            match answer {
+                HoldAnswer::Reset => {
+                    shared.stats.record(until, ServerEvent::Reset);
+                    return reset_connection(&reset).await;
+                }
+                HoldAnswer::Status503 => {
+                    shared.stats.record(until, ServerEvent::Error503);
+                    shared.unavailable()
+                }
+            }
+        }
+        Fate::Work { service, .. } => match shared.capacity.admit() {
+            Admission::Shed => {
+                shared.record(ServerEvent::Shed);
+                match shared.config.shed {
+                    Shed::Reset => return reset_connection(&reset).await,
+                    Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
+                }
+            }
+            admitted => {
+                if !work(&shared, admitted, service).await {
+                    return Ok(text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n"));
+                }
+                shared.record(ServerEvent::Ok);
+                text(StatusCode::OK, "ok\n")
+            }
+        },
+    })
+}
+
+/// Runs admitted work in a task of its own, so it holds its worker for the whole service
+/// time even if the client leaves and hyper drops this handler. Returns false if the server
+/// shut down first.
+async fn work(shared: &Arc<Shared>, admitted: Admission, service: Duration) -> bool {
+    let (done, finished) = oneshot::channel::<()>();
+    let mut closing = shared.closing.clone();
+    tokio::spawn(async move {
+        let serve = async {
+            let _worker = match admitted {
+                Admission::Now(w) => w,
+                Admission::Queued(line) => match line.await {
+                    Ok(w) => w,
+                    Err(_) => return,
+                },
+                Admission::Shed => return,
+            };
+            tokio::time::sleep(service).await;
+        };
+        tokio::select! {
+            _ = closing.changed() => {}
+            () = serve => { let _ = done.send(()); }
+        }
+    });
+    finished.await.is_ok()
+}
+
+/// Asks the connection task for an RST; never completes (the task drops this future).
+async fn reset_connection(trigger: &Notify) -> Result<Reply, Infallible> {
+    trigger.notify_one();
+    std::future::pending().await
+}
+
+/// The `/__herd/` endpoints.
+fn control<B>(shared: &Shared, req: &Request<B>) -> Reply {
+    match (req.method(), req.uri().path()) {
+        (&Method::GET, "/__herd/stats") => match serde_json::to_vec(&shared.stats.report()) {
+            Ok(body) => {
+                let mut r = Response::new(Full::new(Bytes::from(body)));
+                r.headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                r
+            }
+            Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}\n")),
+        },
+        (_, "/__herd/stats") => text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n"),
+        _ => text(StatusCode::NOT_FOUND, "unknown control endpoint\n"),
+    }
+}
+
+fn text(status: StatusCode, body: &str) -> Reply {
+    let mut r = Response::new(Full::new(Bytes::copy_from_slice(body.as_bytes())));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    r
+}

@@ -1,0 +1,131 @@
+//! The fault-injecting upstream: a real HTTP/1.1 keep-alive server that does to each request
+//! what the scenario's fault rules say, and counts everything that reaches its socket.
+//!
+//! # Why a real server, and why it counts
+//!
+//! herd measures how much load a retry strategy puts on a struggling upstream. The honest
+//! place to measure that is the upstream's own socket: a client library that silently
+//! re-sends on a dead keep-alive connection, or a pool that opens extra connections, shows
+//! up here and nowhere else. So every request head that hyper parses is counted as
+//! `Received` before its fate is drawn, and every outcome is counted when it actually
+//! happens (a reset when the RST is sent, a held 503 when the hold window ends).
+//!
+//! # What decides a request's fate
+//!
+//! Not this module: [`herd_scenario::Upstream::fate`] is the only copy of the fault rules,
+//! shared with the simulator. This module only carries a fate out on a socket:
+//!
+//! - injected 503s and resets are answered in front of the workers, like a proxy would;
+//! - a reset is a real TCP RST (`SO_LINGER = 0`, then close), so clients see
+//!   `ECONNRESET`, not a polite FIN;
+//! - held requests use no worker and all fail at the same instant, when their window ends;
+//! - normal and stalled work need one of `workers` (0: unlimited), wait in a FIFO of at most
+//!   `queue_limit`, and are shed (RST or 503, as configured) when both are full.
+//!
+//! Admitted work is carried out even if the client goes away: a real server does not
+//! notice a closed connection while it computes, and the wasted work of abandoned
+//! attempts is exactly the load herd is there to measure.
+//!
+//! # Control endpoints
+//!
+//! Paths under `/__herd/` are neither counted nor faulted. `GET /__herd/stats` answers a
+//! [`StatsReport`] as JSON.
+
+mod capacity;
+mod conn;
+mod handler;
+mod server;
+mod signal;
+mod stats;
+
+pub use server::run;
+pub use signal::serve_until_signal;
+pub use stats::{Stats, StatsReport, TimedBucket};
+
+use herd_scenario::ServerCounts;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// A running upstream, serving in a task of its own.
+///
+/// Dropping the handle stops the server too (without waiting for it); call
+/// [`Upstream::shutdown`] to wait until every connection is closed.
+#[derive(Debug)]
+pub struct Upstream {
+    /// The bound address (the real port when asked for port 0).
+    addr: SocketAddr,
+    /// t = 0 for incidents and buckets.
+    epoch: Instant,
+    /// Shared with the serving task; read for snapshots.
+    stats: Arc<Stats>,
+    /// Firing (or dropping) it makes [`run`] return.
+    stop: oneshot::Sender<()>,
+    /// The task running [`run`].
+    task: JoinHandle<()>,
+}
+
+impl Upstream {
+    /// Binds `listen` (port 0 allowed) and starts serving in a spawned task.
+    ///
+    /// The run's epoch (t = 0 for incidents and buckets) is the moment of this call.
+    pub async fn start(
+        config: herd_scenario::Upstream,
+        seed: u64,
+        listen: SocketAddr,
+    ) -> std::io::Result<Upstream> {
+        let epoch = Instant::now();
+        let listener = TcpListener::bind(listen).await?;
+        let addr = listener.local_addr()?;
+        let stats = Arc::new(Stats::new());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let shutdown = async {
+            // A dropped sender means the handle is gone: stop as well.
+            let _ = stopped.await;
+        };
+        let task = tokio::spawn(run(listener, config, seed, epoch, stats.clone(), shutdown));
+        Ok(Upstream {
+            addr,
+            epoch,
+            stats,
+            stop,
+            task,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The run's t = 0.
+    pub fn epoch(&self) -> Instant {
+        self.epoch
+    }
+
+    /// A snapshot of the counts so far.
+    pub fn counts(&self) -> ServerCounts {
+        self.stats.counts()
+    }
+
+    /// A snapshot of counts and gauges, as `GET /__herd/stats` answers it.
+    pub fn report(&self) -> StatsReport {
+        self.stats.report()
+    }
+
+    /// Stops accepting, closes every connection and waits for the serving task.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(());
+        if let Err(e) = self.task.await {
+            tracing::warn!("upstream task ended badly: {e}");
+        }
+    }
+}
+
+/// Locks `m`, ignoring poisoning: a panic in one request must not stop the counting.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}

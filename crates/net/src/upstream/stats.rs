@@ -1,0 +1,121 @@
+//! What the upstream saw: the bucketed counts and two gauges, and their JSON form.
+//!
+//! One `Mutex` around [`ServerCounts`] is enough: each request takes it twice (arrival and
+//! outcome) for a few nanoseconds. The gauges are atomics so that `/__herd/stats` never
+//! waits on the capacity lock; they are written by the capacity module, which owns the
+//! truth, and only read here.
+
+use super::lock;
+use herd_scenario::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The upstream's shared, observable state. Build one with [`Stats::new`] to call
+/// [`run`](super::run) yourself and read it while the server runs.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Everything counted, by 100 ms bucket.
+    counts: Mutex<ServerCounts>,
+    /// Requests holding a worker now.
+    in_flight: AtomicU64,
+    /// Requests waiting for a worker now.
+    queued: AtomicU64,
+}
+
+/// A snapshot of [`Stats`], as `GET /__herd/stats` serializes it:
+/// `{"received":N,"ok":N,"503":N,"reset":N,"shed":N,"in_flight":N,"queued":N,"buckets":[…]}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsReport {
+    /// Totals over the run.
+    #[serde(flatten)]
+    pub totals: ServerBucket,
+    /// Requests holding a worker at the time of the snapshot.
+    pub in_flight: u64,
+    /// Requests waiting for a worker at the time of the snapshot.
+    pub queued: u64,
+    /// The 100 ms buckets, the first at t = 0, none skipped.
+    pub buckets: Vec<TimedBucket>,
+}
+
+/// One bucket of a [`StatsReport`], labelled with its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimedBucket {
+    /// Start of the bucket, milliseconds from the run's epoch.
+    pub t_ms: u64,
+    /// What was counted in it.
+    #[serde(flatten)]
+    pub counts: ServerBucket,
+}
+
+impl Stats {
+    /// Empty counts, gauges at zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A snapshot of the counts so far.
+    pub fn counts(&self) -> ServerCounts {
+        lock(&self.counts).clone()
+    }
+
+    /// Requests holding a worker now.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Requests waiting for a worker now.
+    pub fn queued(&self) -> u64 {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Counts and gauges in one snapshot.
+    pub fn report(&self) -> StatsReport {
+        let counts = self.counts();
+        let width = BUCKET.as_millis() as u64;
+        StatsReport {
+            totals: counts.totals(),
+            in_flight: self.in_flight(),
+            queued: self.queued(),
+            buckets: (0u64..)
+                .zip(counts.buckets())
+                .map(|(i, b)| TimedBucket {
+                    t_ms: i * width,
+                    counts: *b,
+                })
+                .collect(),
+        }
+    }
+
+    /// Records `ev` at `t` from the epoch.
+    pub(crate) fn record(&self, t: Duration, ev: ServerEvent) {
+        lock(&self.counts).record(t, ev);
+    }
+
+    /// Publishes the capacity gauges.
+    pub(crate) fn set_gauges(&self, in_flight: usize, queued: usize) {
+        self.in_flight.store(in_flight as u64, Ordering::Relaxed);
+        self.queued.store(queued as u64, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_json_shape() {
+        let s = Stats::new();
+        s.record(Duration::from_millis(5), ServerEvent::Received);
+        s.record(Duration::from_millis(120), ServerEvent::Ok);
+        s.set_gauges(2, 1);
+        let json = serde_json::to_string(&s.report()).expect("serializes");
+        assert_eq!(
+            json,
+            r#"{"received":1,"ok":1,"503":0,"reset":0,"shed":0,"in_flight":2,"queued":1,"buckets":[{"t_ms":0,"received":1,"ok":0,"503":0,"reset":0,"shed":0},{"t_ms":100,"received":0,"ok":1,"503":0,"reset":0,"shed":0}]}"#
+        );
+        let back: StatsReport = serde_json::from_str(&json).expect("parses");
+        assert_eq!(back, s.report());
+    }
+}
