@@ -5,9 +5,10 @@
 
 use crate::error::ScenarioError;
 use crate::model::*;
+use crate::policy_spec::PolicySpec;
 use crate::raw::*;
 use crate::span::{keys, render, Seg, Spans};
-use herd_retry::{Jitter, Method, Policy, Profile};
+use herd_retry::Method;
 use std::time::Duration;
 
 /// Parses and validates a scenario. `origin` names the source in error messages.
@@ -307,35 +308,21 @@ impl Check<'_> {
         if a.id.trim().is_empty() || a.id.contains(char::is_whitespace) {
             return Err(self.err(&k("id"), "must be a non-empty word without spaces"));
         }
-        let profile: Profile = a
-            .policy
-            .parse()
-            .map_err(|e: String| self.err(&k("policy"), e))?;
-        let mut policy = Policy::new(profile);
-        if let Some(j) = a.jitter {
-            let (name, factor) = match j {
-                RawJitter::Name(n) => (n, None),
-                RawJitter::Table(t) => (t.kind, t.factor),
-            };
-            let jitter = Jitter::from_name(&name, factor)
-                .map_err(|e| self.err(&k("jitter"), e.to_string()))?;
-            policy = policy.with_jitter(jitter);
-        }
-        if let Some(r) = a.retries {
-            let r = self.count(&k("retries"), r)?;
-            policy = policy.with_retries(
-                u32::try_from(r).map_err(|_| self.err(&k("retries"), "is too large"))?,
-            );
-        }
-        if let Some(b) = a.base_ms {
-            policy = policy.with_base(self.ms(&k("base_ms"), b)?);
-        }
-        if let Some(f) = a.factor {
-            policy = policy.with_factor(self.positive(&k("factor"), f)?);
-        }
-        if let Some(c) = a.cap_ms {
-            policy = policy.with_cap(self.ms(&k("cap_ms"), c)?);
-        }
+        let (jitter, jitter_factor) = match a.jitter {
+            Some(RawJitter::Name(n)) => (Some(n), None),
+            Some(RawJitter::Table(t)) => (Some(t.kind), t.factor),
+            None => (None, None),
+        };
+        let spec = PolicySpec {
+            profile: a.policy,
+            jitter,
+            jitter_factor,
+            retries: a.retries,
+            base_ms: a.base_ms,
+            factor: a.factor,
+            cap_ms: a.cap_ms,
+        };
+        let policy = spec.build().map_err(|e| self.err(&k(e.field), e.message))?;
         Ok(Arm { id: a.id, policy })
     }
 }
@@ -347,6 +334,7 @@ fn arm_key(i: usize, x: &str) -> Vec<Seg> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use herd_retry::Jitter;
 
     const OK: &str = r#"
 name = "t"

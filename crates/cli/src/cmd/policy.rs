@@ -4,11 +4,11 @@
 use crate::cli::PolicyArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
-use herd_retry::{Decision, Jitter, Method, Outcome, Policy, Profile, RetryState};
+use herd_retry::{Decision, Method, Outcome, Policy, RetryState};
+use herd_scenario::PolicySpec;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
-use std::time::Duration;
 
 #[derive(Serialize)]
 struct Row {
@@ -97,41 +97,21 @@ fn num(x: f64) -> String {
 }
 
 fn build(a: &PolicyArgs) -> Result<Policy, Fail> {
-    let profile: Profile = a
-        .profile
-        .parse()
-        .map_err(|e: String| Fail::input(anyhow!(e)))?;
-    let mut p = Policy::new(profile);
-    if let Some(j) = &a.jitter {
-        p = p.with_jitter(Jitter::from_name(j, a.jitter_factor).map_err(Fail::input)?);
-    } else if a.jitter_factor.is_some() {
-        return Err(Fail::input(anyhow!(
-            "--jitter-factor needs --jitter proportional or additive"
-        )));
-    }
-    if let Some(r) = a.retries {
-        p = p.with_retries(r);
-    }
-    let dur = |name: &str, x: f64| -> Result<Duration, Fail> {
-        if x.is_finite() && x >= 0.0 {
-            Ok(Duration::from_secs_f64(x / 1000.0))
-        } else {
-            Err(Fail::input(anyhow!("--{name} must be 0 or more, got {x}")))
-        }
+    let spec = PolicySpec {
+        profile: a.profile.clone(),
+        jitter: a.jitter.clone(),
+        jitter_factor: a.jitter_factor,
+        retries: a.retries.map(i64::from),
+        base_ms: a.base_ms,
+        factor: a.factor,
+        cap_ms: a.cap_ms,
     };
-    if let Some(b) = a.base_ms {
-        p = p.with_base(dur("base-ms", b)?);
-    }
-    if let Some(f) = a.factor {
-        if !(f.is_finite() && f > 0.0) {
-            return Err(Fail::input(anyhow!(
-                "--factor must be greater than 0, got {f}"
-            )));
-        }
-        p = p.with_factor(f);
-    }
-    if let Some(c) = a.cap_ms {
-        p = p.with_cap(dur("cap-ms", c)?);
-    }
-    Ok(p)
+    spec.build().map_err(|e| {
+        let flag = if e.field == "policy" {
+            "PROFILE".to_owned()
+        } else {
+            format!("--{}", e.field.replace('_', "-"))
+        };
+        Fail::input(anyhow!("{flag}: {}", e.message))
+    })
 }
