@@ -102,6 +102,8 @@ pub enum Failure {
     Closed,
     /// The per-attempt timeout fired first.
     Timeout,
+    /// The client's own throttle (adaptive throttling) refused to send the attempt.
+    Throttled,
     /// Any other error.
     Other,
 }
@@ -110,7 +112,7 @@ impl Failure {
     /// Whether the server may have seen the request. Only a refused connection proves it did
     /// not, which makes even a non-idempotent request safe to send again.
     pub fn may_have_reached_server(self) -> bool {
-        !matches!(self, Failure::Refused)
+        !matches!(self, Failure::Refused | Failure::Throttled)
     }
 
     /// A connection-level error (everything but a timeout and `Other`).
@@ -129,6 +131,7 @@ impl Failure {
             Failure::BrokenPipe => "broken_pipe",
             Failure::Closed => "closed",
             Failure::Timeout => "timeout",
+            Failure::Throttled => "throttled",
             Failure::Other => "other",
         }
     }

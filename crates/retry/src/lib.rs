@@ -23,19 +23,26 @@
 //! ## Modules
 //! - [`jitter`]: every jitter kind, with its formula and where the cap applies;
 //! - [`backoff`]: nominal exponential delays;
+//! - [`budget`]: retry budgets shared by a client's requests (percent, token bucket, quota, ratio, adaptive);
 //! - [`profile`]: real libraries' defaults (undici, axios-retry) and simple baselines;
 //! - [`classify`]: outcomes, failures, methods;
-//! - [`retry_after`]: `Retry-After` parsing with "now" passed in.
+//! - [`retry_after`]: `Retry-After` parsing with "now" passed in, and what a hint does;
+//! - [`retrier`]: the per-client object that adds budget, deadline and counters to a policy.
 
 pub mod backoff;
+pub mod budget;
 pub mod classify;
 pub mod jitter;
 pub mod policy;
 pub mod profile;
+pub mod retrier;
 pub mod retry_after;
 
 pub use backoff::{Backoff, Delays};
+pub use budget::{AttemptResult, Budget, BudgetConfig};
 pub use classify::{Failure, Method, Outcome};
 pub use jitter::{Jitter, JitterError, JitterInput};
 pub use policy::{Decision, GiveUp, Policy, RetryState};
-pub use profile::{Profile, RetryAfterRule};
+pub use profile::Profile;
+pub use retrier::{Counters, Request, Retrier, Strategy};
+pub use retry_after::{AboveMax, RetryAfter, RetryAfterMode};

@@ -7,7 +7,8 @@
 use crate::backoff::Backoff;
 use crate::classify::{Method, Outcome};
 use crate::jitter::Jitter;
-use crate::profile::{Profile, RetryAfterRule};
+use crate::profile::Profile;
+use crate::retry_after::{RetryAfter, RetryAfterMode};
 use rand::Rng;
 use std::fmt;
 use std::time::Duration;
@@ -18,7 +19,7 @@ pub struct Policy {
     profile: Profile,
     retries: u32,
     backoff: Backoff,
-    retry_after: RetryAfterRule,
+    retry_after: RetryAfter,
 }
 
 /// Per-logical-request state: a handful of bytes, so a million in-flight requests fit.
@@ -52,6 +53,13 @@ pub enum GiveUp {
     NotRetryable,
     /// All retries are used up.
     Exhausted,
+    /// The server's `Retry-After` asked for longer than the policy's maximum, and the
+    /// policy gives up on such hints.
+    RetryAfterTooLong,
+    /// The retry budget refused the retry.
+    Budget,
+    /// The retry would start after the request's deadline.
+    Deadline,
 }
 
 impl Policy {
@@ -99,14 +107,15 @@ impl Policy {
     /// `Retry-After`).
     pub fn with_cap(mut self, cap: Duration) -> Policy {
         self.backoff.cap = cap;
-        if let RetryAfterRule::Replace { .. } = self.retry_after {
-            self.retry_after = RetryAfterRule::Replace { max: cap };
+        if self.profile == Profile::Undici {
+            // undici's maxTimeout caps the backoff and Retry-After alike.
+            self.retry_after.max = cap;
         }
         self
     }
 
     /// Overrides what a `Retry-After` hint does.
-    pub fn with_retry_after(mut self, rule: RetryAfterRule) -> Policy {
+    pub fn with_retry_after(mut self, rule: RetryAfter) -> Policy {
         self.retry_after = rule;
         self
     }
@@ -124,6 +133,11 @@ impl Policy {
     /// The backoff.
     pub fn backoff(&self) -> Backoff {
         self.backoff
+    }
+
+    /// The `Retry-After` handling.
+    pub fn retry_after(&self) -> RetryAfter {
+        self.retry_after
     }
 
     /// Decides what follows an attempt of a `method` request that ended in `outcome`.
@@ -146,9 +160,17 @@ impl Policy {
         }
         let n = state.retries + 1;
         let hint = outcome.retry_after();
-        let after = match (self.retry_after, hint) {
-            (RetryAfterRule::Replace { max }, Some(h)) => h.min(max),
-            (RetryAfterRule::Floor, Some(h)) => self.backoff.delay(n, state.prev_delay, rng).max(h),
+        let ra = self.retry_after;
+        let hint = match hint.filter(|_| ra.mode != RetryAfterMode::Ignore) {
+            Some(h) => match ra.clamp(h) {
+                Some(h) => Some(h),
+                None => return Decision::GiveUp(GiveUp::RetryAfterTooLong),
+            },
+            None => None,
+        };
+        let after = match (ra.mode, hint) {
+            (RetryAfterMode::Replace, Some(h)) => h,
+            (RetryAfterMode::Floor, Some(h)) => self.backoff.delay(n, state.prev_delay, rng).max(h),
             _ => self.backoff.delay(n, state.prev_delay, rng),
         };
         state.retries = n;
@@ -180,13 +202,27 @@ impl fmt::Display for Policy {
             }
         }
         write!(f, ", jitter {}", b.jitter)?;
-        match self.retry_after {
-            RetryAfterRule::Ignore => Ok(()),
-            RetryAfterRule::Replace { max } => {
-                write!(f, ", Retry-After replaces (≤{}ms)", max.as_millis())
-            }
-            RetryAfterRule::Floor => write!(f, ", Retry-After is a floor"),
+        let ra = self.retry_after;
+        match ra.mode {
+            RetryAfterMode::Ignore => return Ok(()),
+            RetryAfterMode::Replace => write!(f, ", Retry-After replaces")?,
+            RetryAfterMode::Floor => write!(f, ", Retry-After is a floor")?,
         }
+        if !ra.min.is_zero() || ra.max != Duration::MAX {
+            write!(f, " (")?;
+            if !ra.min.is_zero() {
+                write!(f, "≥{}ms, ", ra.min.as_millis())?;
+            }
+            if ra.max != Duration::MAX {
+                let rule = match ra.above_max {
+                    crate::retry_after::AboveMax::WaitMax => "",
+                    crate::retry_after::AboveMax::GiveUp => ", give up above",
+                };
+                write!(f, "≤{}ms{rule}", ra.max.as_millis())?;
+            }
+            write!(f, ")")?;
+        }
+        Ok(())
     }
 }
 

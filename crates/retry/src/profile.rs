@@ -8,6 +8,7 @@
 use crate::backoff::Backoff;
 use crate::classify::{Failure, Method, Outcome};
 use crate::jitter::Jitter;
+use crate::retry_after::{AboveMax, RetryAfter, RetryAfterMode};
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -40,12 +41,24 @@ pub enum Profile {
     /// and a refused connection on any method (it never reached the server). `Retry-After`
     /// is a floor on the delay.
     Exponential,
+    /// herd's recommendation, the policy its reports argue for: 3 retries of
+    /// `min(5 s, 100 ms·2^(n−1))` with full jitter; the `exponential` conditions; `Retry-After`
+    /// a floor clamped to 10 s, giving up on a longer hint. Used through
+    /// [`crate::Strategy::new`], it also gets a percent budget (20% over 10 s, floor 10/s)
+    /// and a 10 s overall deadline.
+    Herd,
 }
 
 impl Profile {
     /// All profile names, as accepted by `FromStr`.
-    pub const NAMES: &'static [&'static str] =
-        &["undici", "axios-retry", "none", "naive", "exponential"];
+    pub const NAMES: &'static [&'static str] = &[
+        "undici",
+        "axios-retry",
+        "none",
+        "naive",
+        "exponential",
+        "herd",
+    ];
 
     /// The profile's name.
     pub fn name(self) -> &'static str {
@@ -55,6 +68,7 @@ impl Profile {
             Profile::None => "none",
             Profile::Naive => "naive",
             Profile::Exponential => "exponential",
+            Profile::Herd => "herd",
         }
     }
 
@@ -62,7 +76,7 @@ impl Profile {
     pub fn default_retries(self) -> u32 {
         match self {
             Profile::Undici => 5,
-            Profile::AxiosRetry | Profile::Naive | Profile::Exponential => 3,
+            Profile::AxiosRetry | Profile::Naive | Profile::Exponential | Profile::Herd => 3,
             Profile::None => 0,
         }
     }
@@ -99,17 +113,36 @@ impl Profile {
                 offset: 0,
                 jitter: Jitter::Full,
             },
+            Profile::Herd => Backoff {
+                base: ms(100),
+                factor: 2.0,
+                cap: ms(5_000),
+                offset: 0,
+                jitter: Jitter::Full,
+            },
         }
     }
 
     /// What a `Retry-After` hint does under this profile by default.
-    pub fn default_retry_after(self) -> RetryAfterRule {
+    pub fn default_retry_after(self) -> RetryAfter {
+        let wait = |mode, max| RetryAfter {
+            mode,
+            min: Duration::ZERO,
+            max,
+            above_max: AboveMax::WaitMax,
+        };
         match self {
-            Profile::Undici => RetryAfterRule::Replace {
-                max: Duration::from_millis(30_000),
+            Profile::Undici => wait(RetryAfterMode::Replace, Duration::from_millis(30_000)),
+            Profile::AxiosRetry | Profile::Exponential => {
+                wait(RetryAfterMode::Floor, Duration::MAX)
+            }
+            Profile::Herd => RetryAfter {
+                mode: RetryAfterMode::Floor,
+                min: Duration::ZERO,
+                max: Duration::from_secs(10),
+                above_max: AboveMax::GiveUp,
             },
-            Profile::AxiosRetry | Profile::Exponential => RetryAfterRule::Floor,
-            Profile::None | Profile::Naive => RetryAfterRule::Ignore,
+            Profile::None | Profile::Naive => RetryAfter::IGNORE,
         }
     }
 
@@ -130,10 +163,10 @@ impl Profile {
                 axios_idempotent(method) && (*status == 429 || (500..=599).contains(status))
             }
             (Profile::AxiosRetry, Outcome::Failed(f)) => f.is_connection_error(),
-            (Profile::Exponential, Outcome::Response { status, .. }) => {
+            (Profile::Exponential | Profile::Herd, Outcome::Response { status, .. }) => {
                 method.is_idempotent() && matches!(status, 429 | 500 | 502 | 503 | 504)
             }
-            (Profile::Exponential, Outcome::Failed(f)) => {
+            (Profile::Exponential | Profile::Herd, Outcome::Failed(f)) => {
                 !f.may_have_reached_server()
                     || (method.is_idempotent()
                         && (f.is_connection_error() || *f == Failure::Timeout))
@@ -165,6 +198,7 @@ impl FromStr for Profile {
             "none" => Profile::None,
             "naive" => Profile::Naive,
             "exponential" => Profile::Exponential,
+            "herd" => Profile::Herd,
             _ => {
                 return Err(format!(
                     "unknown policy `{s}` (expected one of: {})",
@@ -173,20 +207,6 @@ impl FromStr for Profile {
             }
         })
     }
-}
-
-/// What a `Retry-After` hint does to the delay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RetryAfterRule {
-    /// The hint is ignored.
-    Ignore,
-    /// The hint replaces the computed delay (no jitter), capped at `max` (undici).
-    Replace {
-        /// The longest wait a hint can ask for.
-        max: Duration,
-    },
-    /// The delay is `max(computed, hint)`, uncapped (axios-retry).
-    Floor,
 }
 
 #[cfg(test)]

@@ -1,10 +1,70 @@
-//! `Retry-After` parsing (RFC 9110 §10.2.3): delta-seconds or an HTTP-date.
+//! `Retry-After` (RFC 9110 §10.2.3): parsing the header, and what a policy does with it.
+//!
+//! Libraries disagree on the second part: undici lets the hint *replace* its backoff
+//! (capped at `maxTimeout`), axios-retry takes `max(backoff, hint)` uncapped, herd's own
+//! profile takes the max but clamps the hint and gives up on a hint longer than it is
+//! willing to wait. [`RetryAfter`] says which, with limits.
 //!
 //! The date form needs "now" to turn into a delay; it is passed in, never read, so the
 //! simulator can parse on its virtual clock. A date in the past means "retry now" (zero),
 //! as both undici and axios-retry treat it.
 
 use std::time::{Duration, SystemTime};
+
+/// How a hint combines with the computed backoff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryAfterMode {
+    /// The hint is ignored.
+    Ignore,
+    /// The (clamped) hint replaces the computed delay; no jitter (undici).
+    Replace,
+    /// The delay is `max(computed, clamped hint)` (axios-retry, herd).
+    Floor,
+}
+
+/// What happens to a hint longer than `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AboveMax {
+    /// Wait `max` and retry anyway (undici's cap).
+    WaitMax,
+    /// Give up: the server asked for longer than this client will wait.
+    GiveUp,
+}
+
+/// A policy's handling of `Retry-After` / server pushback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryAfter {
+    /// How the hint combines with the backoff.
+    pub mode: RetryAfterMode,
+    /// Hints shorter than this are raised to it.
+    pub min: Duration,
+    /// Hints longer than this follow `above_max`.
+    pub max: Duration,
+    /// The rule for a hint above `max`.
+    pub above_max: AboveMax,
+}
+
+impl RetryAfter {
+    /// Hints are ignored.
+    pub const IGNORE: RetryAfter = RetryAfter {
+        mode: RetryAfterMode::Ignore,
+        min: Duration::ZERO,
+        max: Duration::MAX,
+        above_max: AboveMax::WaitMax,
+    };
+
+    /// Clamps a hint into `[min, max]`; `None` means give up (a hint above `max` under
+    /// [`AboveMax::GiveUp`]).
+    pub fn clamp(&self, hint: Duration) -> Option<Duration> {
+        if hint > self.max {
+            return match self.above_max {
+                AboveMax::WaitMax => Some(self.max),
+                AboveMax::GiveUp => None,
+            };
+        }
+        Some(hint.max(self.min))
+    }
+}
 
 /// Parses a `Retry-After` header value into the delay it asks for.
 ///
@@ -30,6 +90,25 @@ pub fn parse(value: &str, now: SystemTime) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn clamp_follows_the_stated_rule(hint in 0u64..100_000, min in 0u64..1000, max in 1000u64..50_000, give_up: bool) {
+            let r = RetryAfter {
+                mode: RetryAfterMode::Floor,
+                min: Duration::from_millis(min),
+                max: Duration::from_millis(max),
+                above_max: if give_up { AboveMax::GiveUp } else { AboveMax::WaitMax },
+            };
+            let got = r.clamp(Duration::from_millis(hint));
+            if hint > max {
+                prop_assert_eq!(got, if give_up { None } else { Some(Duration::from_millis(max)) });
+            } else {
+                prop_assert_eq!(got, Some(Duration::from_millis(hint.max(min))));
+            }
+        }
+    }
 
     fn now() -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)

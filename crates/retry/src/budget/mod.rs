@@ -1,0 +1,204 @@
+//! Retry budgets: a bound on the extra load a client's retries may add, shared by all the
+//! requests of that client.
+//!
+//! # Why budgets and not max retries?
+//!
+//! `retries = 3` bounds what *one* request may do; it says nothing about what *all* of them
+//! do together. When the upstream is down or overloaded every request fails, so every
+//! request retries its three times and the upstream receives four times the load at the very
+//! moment it can least take it. Jitter spreads those retries in time but does not remove
+//! them. A budget bounds the sum: with a 20% percent budget, retries add at most a fifth to
+//! the offered load however bad the upstream gets, while an isolated failure (the common case)
+//! is still retried at once. That is the difference between a blip and a metastable failure
+//! where retries alone keep the upstream saturated after the original cause is gone.
+//!
+//! Every budget here is plain state: `now` is an argument, never read from a clock, so the
+//! simulator and a tokio client drive the same code.
+//!
+//! | kind | from | rule |
+//! |---|---|---|
+//! | `percent` | Finagle, tower `TpsBudget` | retries ≤ 20% of requests over 10 s, + 10/s floor |
+//! | `token-bucket` | gRPC A6 retry throttling | −1 per failure, +ratio per success, retry only above half |
+//! | `quota` | AWS SDK standard mode | 500 tokens, 5 per retry, 10 per timeout retry, +1 per success |
+//! | `ratio` | Google SRE per-client budget | retries ≤ 10% of requests over 10 s, no floor |
+//! | `adaptive` | Google SRE client-side throttling | reject locally with p = max(0, (req − K·acc)/(req + 1)) |
+
+mod adaptive;
+mod percent;
+mod quota;
+mod ratio;
+mod token_bucket;
+mod window;
+
+pub use adaptive::{Adaptive, AdaptiveConfig};
+pub use percent::{Percent, PercentConfig};
+pub use quota::{Quota, QuotaConfig};
+pub use ratio::{Ratio, RatioConfig};
+pub use token_bucket::{TokenBucket, TokenBucketConfig};
+pub use window::Window;
+
+use std::fmt;
+use std::time::Duration;
+
+/// Which budget, with its settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum BudgetConfig {
+    /// Finagle / tower percent budget.
+    Percent(PercentConfig),
+    /// gRPC retry throttling.
+    TokenBucket(TokenBucketConfig),
+    /// AWS standard-mode quota.
+    Quota(QuotaConfig),
+    /// SRE per-client retry ratio.
+    Ratio(RatioConfig),
+    /// SRE adaptive client-side throttling.
+    Adaptive(AdaptiveConfig),
+}
+
+impl BudgetConfig {
+    /// Kind names, as scenarios write them.
+    pub const NAMES: &'static [&'static str] =
+        &["percent", "token-bucket", "quota", "ratio", "adaptive"];
+
+    /// The kind's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BudgetConfig::Percent(_) => "percent",
+            BudgetConfig::TokenBucket(_) => "token-bucket",
+            BudgetConfig::Quota(_) => "quota",
+            BudgetConfig::Ratio(_) => "ratio",
+            BudgetConfig::Adaptive(_) => "adaptive",
+        }
+    }
+}
+
+impl fmt::Display for BudgetConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BudgetConfig::Percent(c) => write!(
+                f,
+                "percent budget {}% over {}s, floor {}/s",
+                c.percent * 100.0,
+                c.ttl.as_secs_f64(),
+                c.min_per_sec
+            ),
+            BudgetConfig::TokenBucket(c) => {
+                write!(
+                    f,
+                    "token bucket {} tokens, ratio {}",
+                    c.max_tokens, c.token_ratio
+                )
+            }
+            BudgetConfig::Quota(c) => write!(
+                f,
+                "quota {} tokens, {} per retry, {} per timeout retry",
+                c.initial, c.retry_cost, c.timeout_cost
+            ),
+            BudgetConfig::Ratio(c) => write!(
+                f,
+                "retry ratio {}% over {}s",
+                c.ratio * 100.0,
+                c.window.as_secs_f64()
+            ),
+            BudgetConfig::Adaptive(c) => write!(
+                f,
+                "adaptive throttling K={} over {}s",
+                c.k,
+                c.window.as_secs_f64()
+            ),
+        }
+    }
+}
+
+/// A budget's live state, one per client.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Budget {
+    /// Percent budget.
+    Percent(Percent),
+    /// Token bucket.
+    TokenBucket(TokenBucket),
+    /// Quota.
+    Quota(Quota),
+    /// Retry ratio.
+    Ratio(Ratio),
+    /// Adaptive throttling.
+    Adaptive(Adaptive),
+}
+
+/// What an attempt came to, as far as a budget cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptResult {
+    /// A success.
+    Success,
+    /// A failure the upstream answered without being overloaded (e.g. an injected 503).
+    Failure,
+    /// The upstream turned the attempt away, or it never got an answer.
+    Rejected,
+}
+
+impl Budget {
+    /// Fresh state for `cfg`.
+    pub fn new(cfg: BudgetConfig) -> Budget {
+        match cfg {
+            BudgetConfig::Percent(c) => Budget::Percent(Percent::new(c)),
+            BudgetConfig::TokenBucket(c) => Budget::TokenBucket(TokenBucket::new(c)),
+            BudgetConfig::Quota(c) => Budget::Quota(Quota::new(c)),
+            BudgetConfig::Ratio(c) => Budget::Ratio(Ratio::new(c)),
+            BudgetConfig::Adaptive(c) => Budget::Adaptive(Adaptive::new(c)),
+        }
+    }
+
+    /// A new logical request started at `now` (percent and ratio deposit).
+    pub fn on_request(&mut self, now: Duration) {
+        match self {
+            Budget::Percent(b) => b.deposit(now),
+            Budget::Ratio(b) => b.deposit(now),
+            _ => {}
+        }
+    }
+
+    /// Whether to send an attempt at all (only adaptive throttling ever says no); `u` is a
+    /// uniform draw in [0, 1) from the caller's RNG.
+    pub fn admit(&mut self, now: Duration, u: f64) -> bool {
+        match self {
+            Budget::Adaptive(b) => b.admit(now, u),
+            _ => true,
+        }
+    }
+
+    /// An attempt ended.
+    pub fn on_attempt(&mut self, now: Duration, result: AttemptResult) {
+        match (self, result) {
+            (Budget::TokenBucket(b), AttemptResult::Success) => b.on_success(),
+            (Budget::TokenBucket(b), _) => b.on_failure(),
+            (Budget::Adaptive(b), AttemptResult::Success | AttemptResult::Failure) => {
+                b.on_accept(now)
+            }
+            _ => {}
+        }
+    }
+
+    /// Asks to retry after a failure; `timeout` says whether it was a timeout. Returns the
+    /// quota cost spent (0 for other kinds), or `None` if refused.
+    pub fn withdraw(&mut self, now: Duration, timeout: bool) -> Option<u32> {
+        match self {
+            Budget::Percent(b) => b.withdraw(now).then_some(0),
+            Budget::TokenBucket(b) => b.allows_retry().then_some(0),
+            Budget::Quota(b) => b.withdraw(timeout),
+            Budget::Ratio(b) => b.withdraw(now).then_some(0),
+            Budget::Adaptive(_) => Some(0),
+        }
+    }
+
+    /// A logical request finally succeeded, its retries having cost `spent` quota.
+    pub fn on_logical_success(&mut self, spent: u32) {
+        if let Budget::Quota(b) = self {
+            b.on_success(spent);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,61 @@
+//! Google SRE's per-client retry budget: a client retries only while its retries are under
+//! `ratio` (10%) of its requests over the recent window (Site Reliability Engineering,
+//! ch. 22, "Handling Overload"). Unlike the percent budget there is no floor: a client with
+//! no recent requests has no retries to spend.
+
+use super::window::Window;
+use std::time::Duration;
+
+/// Retry-ratio settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatioConfig {
+    /// Largest retries / requests ratio.
+    pub ratio: f64,
+    /// The window both are counted over.
+    pub window: Duration,
+}
+
+impl Default for RatioConfig {
+    fn default() -> Self {
+        RatioConfig {
+            ratio: 0.1,
+            window: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Retry-ratio state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ratio {
+    cfg: RatioConfig,
+    requests: Window,
+    retries: Window,
+}
+
+impl Ratio {
+    /// An empty window.
+    pub fn new(cfg: RatioConfig) -> Self {
+        Ratio {
+            requests: Window::new(cfg.window, 10),
+            retries: Window::new(cfg.window, 10),
+            cfg,
+        }
+    }
+
+    /// One request offered.
+    pub fn deposit(&mut self, now: Duration) {
+        self.requests.add(now, 1.0);
+    }
+
+    /// Asks for one retry: allowed if one more keeps retries ≤ ratio · requests.
+    pub fn withdraw(&mut self, now: Duration) -> bool {
+        let req = self.requests.sum(now);
+        let ret = self.retries.sum(now);
+        if ret + 1.0 <= self.cfg.ratio * req + 1e-9 {
+            self.retries.add(now, 1.0);
+            true
+        } else {
+            false
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Budget tests: exact behaviour of each kind, and property tests for their bounds.
+
+use super::*;
+use proptest::prelude::*;
+
+fn ms(x: u64) -> Duration {
+    Duration::from_millis(x)
+}
+
+#[test]
+fn percent_floor_then_percent() {
+    // No requests: only the floor, 10/s over 10 s = 100 retries.
+    let mut b = Budget::new(BudgetConfig::Percent(PercentConfig::default()));
+    let granted = (0..200)
+        .filter(|_| b.withdraw(ms(0), false).is_some())
+        .count();
+    assert_eq!(granted, 100);
+    // 1000 requests add 200 more.
+    let mut b = Budget::new(BudgetConfig::Percent(PercentConfig {
+        min_per_sec: 0,
+        ..Default::default()
+    }));
+    for _ in 0..1000 {
+        b.on_request(ms(0));
+    }
+    let granted = (0..1000)
+        .filter(|_| b.withdraw(ms(1), false).is_some())
+        .count();
+    assert_eq!(granted, 200);
+    // Deposits expire after the ttl.
+    assert!(b.withdraw(ms(10_500), false).is_none());
+}
+
+#[test]
+fn token_bucket_follows_grpc_a6() {
+    let mut b = TokenBucket::new(TokenBucketConfig::default());
+    assert!(b.allows_retry());
+    for _ in 0..5 {
+        b.on_failure();
+    }
+    assert_eq!(b.tokens(), 5.0);
+    assert!(!b.allows_retry(), "retries stop at half the bucket");
+    b.on_success();
+    assert!(b.allows_retry());
+    for _ in 0..100 {
+        b.on_failure();
+    }
+    assert_eq!(b.tokens(), 0.0);
+    for _ in 0..1000 {
+        b.on_success();
+    }
+    assert_eq!(b.tokens(), 10.0);
+}
+
+#[test]
+fn quota_follows_aws_standard() {
+    let mut q = Quota::new(QuotaConfig::default());
+    assert_eq!(q.withdraw(false), Some(5));
+    assert_eq!(q.withdraw(true), Some(10));
+    assert_eq!(q.tokens(), 485);
+    q.on_success(15);
+    assert_eq!(q.tokens(), 500);
+    q.on_success(0);
+    assert_eq!(q.tokens(), 500, "never above the initial quota");
+    let granted = (0..1000).filter(|_| q.withdraw(false).is_some()).count();
+    assert_eq!(granted, 100);
+    assert_eq!(q.withdraw(false), None);
+}
+
+#[test]
+fn ratio_has_no_floor() {
+    let mut r = Ratio::new(RatioConfig::default());
+    assert!(!r.withdraw(ms(0)));
+    for _ in 0..100 {
+        r.deposit(ms(0));
+    }
+    assert_eq!((0..50).filter(|_| r.withdraw(ms(1))).count(), 10);
+}
+
+#[test]
+fn adaptive_rejects_when_accepts_fall() {
+    let mut a = Adaptive::new(AdaptiveConfig::default());
+    for _ in 0..100 {
+        assert!(a.admit(ms(0), 0.0));
+        a.on_accept(ms(0));
+    }
+    assert_eq!(a.reject_probability(ms(0)), 0.0);
+    // The upstream stops accepting: 300 more requests, none accepted.
+    for _ in 0..300 {
+        a.admit(ms(1), 0.999);
+    }
+    let p = a.reject_probability(ms(1));
+    assert!((p - (400.0 - 200.0) / 401.0).abs() < 1e-9, "{p}");
+}
+
+proptest! {
+    /// Over the ttl, retries never exceed percent · requests + floor · ttl.
+    #[test]
+    fn percent_bound(requests in proptest::collection::vec(0u32..50, 1..200), asks in 0u32..100, pct in 0.0f64..1.0, floor in 0u32..20) {
+        let cfg = PercentConfig { ttl: Duration::from_secs(10), min_per_sec: floor, percent: pct };
+        let mut b = Percent::new(cfg);
+        let mut granted = 0u64;
+        let mut deposited = 0u64;
+        // All within one ttl (100 ms steps, < 10 s).
+        for (i, n) in requests.iter().take(99).enumerate() {
+            let now = ms(i as u64 * 100);
+            for _ in 0..*n { b.deposit(now); deposited += 1; }
+            for _ in 0..asks { if b.withdraw(now) { granted += 1; } }
+        }
+        let bound = pct * deposited as f64 + floor as f64 * 10.0;
+        prop_assert!(granted as f64 <= bound + 1.0 + 1e-6, "{granted} > {bound}");
+    }
+
+    /// Tokens and quota never go negative nor above their maximum, whatever happens.
+    #[test]
+    fn tokens_stay_in_range(ops in proptest::collection::vec(0u8..4, 0..500)) {
+        let mut t = TokenBucket::new(TokenBucketConfig::default());
+        let mut q = Quota::new(QuotaConfig::default());
+        for op in ops {
+            match op {
+                0 => { t.on_failure(); let _ = q.withdraw(false); }
+                1 => { t.on_success(); q.on_success(0); }
+                2 => { let _ = q.withdraw(true); }
+                _ => q.on_success(10),
+            }
+            prop_assert!(t.tokens() >= 0.0 && t.tokens() <= 10.0);
+            prop_assert!(q.tokens() <= 500);
+        }
+    }
+
+    /// The SRE ratio holds over the window.
+    #[test]
+    fn ratio_bound(requests in 0u32..1000, asks in 0u32..1000) {
+        let mut r = Ratio::new(RatioConfig::default());
+        for _ in 0..requests { r.deposit(ms(0)); }
+        let granted = (0..asks).filter(|_| r.withdraw(ms(5))).count() as f64;
+        prop_assert!(granted <= 0.1 * requests as f64 + 1e-9);
+    }
+}

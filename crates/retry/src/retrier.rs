@@ -1,0 +1,397 @@
+//! The retrier: one per client, holding what a [`Policy`] alone cannot — the budget shared
+//! by all the client's requests, the overall deadline, and the counters a user exports.
+//!
+//! The driver, the simulator and production integrations all go through
+//! [`Retrier::begin`] → ([`Retrier::admit`] → attempt → [`Retrier::decide`])*. `now` is
+//! always an argument: any clock will do, virtual or real, as long as it is monotonic.
+//!
+//! ```
+//! use herd_retry::{Decision, Method, Outcome, Profile, Retrier, Strategy};
+//! use rand::SeedableRng;
+//! use std::time::Duration;
+//!
+//! let mut retrier = Retrier::new(Strategy::new(Profile::Herd));
+//! let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+//! let t0 = Duration::from_secs(1);
+//! let mut req = retrier.begin(t0);
+//! assert!(retrier.admit(&req, t0, &mut rng));
+//! match retrier.decide(&mut req, Method::Get, &Outcome::status(503), t0, &mut rng) {
+//!     Decision::Retry { after } => assert!(after < Duration::from_millis(100)),
+//!     other => panic!("{other:?}"),
+//! }
+//! assert_eq!(retrier.counters().retries, 1);
+//! ```
+
+use crate::budget::{AttemptResult, Budget, BudgetConfig, PercentConfig};
+use crate::classify::{Failure, Method, Outcome};
+use crate::policy::{Decision, GiveUp, Policy, RetryState};
+use crate::profile::Profile;
+use rand::Rng;
+use std::fmt;
+use std::time::Duration;
+
+/// Everything a client's retry behaviour is made of: the per-request policy, an optional
+/// budget shared by the client's requests, and an optional overall deadline per request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Strategy {
+    /// Conditions, backoff, Retry-After.
+    pub policy: Policy,
+    /// The client-wide budget, if any.
+    pub budget: Option<BudgetConfig>,
+    /// No retry starts later than this after the logical request began.
+    pub deadline: Option<Duration>,
+}
+
+impl Strategy {
+    /// A profile's defaults. Only `herd` comes with a budget (percent, 20% over 10 s, floor
+    /// 10/s) and a deadline (10 s); real libraries' profiles have neither, as the libraries
+    /// don't.
+    pub fn new(profile: Profile) -> Strategy {
+        let herd = profile == Profile::Herd;
+        Strategy {
+            policy: Policy::new(profile),
+            budget: herd.then_some(BudgetConfig::Percent(PercentConfig::default())),
+            deadline: herd.then_some(Duration::from_secs(10)),
+        }
+    }
+
+    /// A policy with no budget and no deadline.
+    pub fn from_policy(policy: Policy) -> Strategy {
+        Strategy {
+            policy,
+            budget: None,
+            deadline: None,
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.policy)?;
+        if let Some(b) = &self.budget {
+            write!(f, ", {b}")?;
+        }
+        if let Some(d) = self.deadline {
+            write!(f, ", deadline {}ms", d.as_millis())?;
+        }
+        Ok(())
+    }
+}
+
+/// What a user exports: counts over the client's life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Logical requests begun.
+    pub requests: u64,
+    /// Attempts sent (first tries and retries).
+    pub attempts: u64,
+    /// Retries granted.
+    pub retries: u64,
+    /// Retries the budget refused.
+    pub refused_by_budget: u64,
+    /// Attempts the client's own throttle refused to send.
+    pub throttled: u64,
+    /// Requests that gave up because the deadline would pass.
+    pub gave_up_deadline: u64,
+    /// Requests that gave up on a too-long Retry-After.
+    pub gave_up_retry_after: u64,
+    /// Logical requests that succeeded.
+    pub succeeded: u64,
+    /// Logical requests that failed.
+    pub failed: u64,
+}
+
+/// One logical request in flight: small and `Copy`, so millions fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The policy's state.
+    pub state: RetryState,
+    /// When the request began.
+    pub started: Duration,
+    /// Budget quota spent on its retries.
+    spent: u32,
+}
+
+/// A client's retrier.
+#[derive(Clone, Debug)]
+pub struct Retrier {
+    strategy: Strategy,
+    budget: Option<Budget>,
+    counters: Counters,
+}
+
+impl Retrier {
+    /// A retrier with fresh budget state.
+    pub fn new(strategy: Strategy) -> Retrier {
+        Retrier {
+            budget: strategy.budget.map(Budget::new),
+            strategy,
+            counters: Counters::default(),
+        }
+    }
+
+    /// The strategy.
+    pub fn strategy(&self) -> &Strategy {
+        &self.strategy
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Starts a logical request at `now`.
+    pub fn begin(&mut self, now: Duration) -> Request {
+        self.counters.requests += 1;
+        if let Some(b) = &mut self.budget {
+            b.on_request(now);
+        }
+        Request {
+            state: RetryState::default(),
+            started: now,
+            spent: 0,
+        }
+    }
+
+    /// Whether to send the next attempt now. `false` means the client's throttle refused it:
+    /// treat the attempt as `Outcome::Failed(Failure::Throttled)` and call
+    /// [`Retrier::decide`] with that.
+    pub fn admit<R: Rng + ?Sized>(&mut self, _req: &Request, now: Duration, rng: &mut R) -> bool {
+        let ok = match &mut self.budget {
+            Some(b @ Budget::Adaptive(_)) => b.admit(now, rng.random()),
+            _ => true,
+        };
+        if ok {
+            self.counters.attempts += 1;
+        } else {
+            self.counters.throttled += 1;
+        }
+        ok
+    }
+
+    /// The time left before the deadline, to bound the next attempt's timeout; `None`
+    /// without a deadline.
+    pub fn remaining(&self, req: &Request, now: Duration) -> Option<Duration> {
+        self.strategy
+            .deadline
+            .map(|d| (req.started + d).saturating_sub(now))
+    }
+
+    /// Decides what follows an attempt that ended at `now` with `outcome`.
+    pub fn decide<R: Rng + ?Sized>(
+        &mut self,
+        req: &mut Request,
+        method: Method,
+        outcome: &Outcome,
+        now: Duration,
+        rng: &mut R,
+    ) -> Decision {
+        let throttled = matches!(outcome, Outcome::Failed(Failure::Throttled));
+        if let (Some(b), false) = (&mut self.budget, throttled) {
+            b.on_attempt(now, attempt_result(outcome));
+        }
+        let d = match self
+            .strategy
+            .policy
+            .decide(&mut req.state, method, outcome, rng)
+        {
+            Decision::Retry { after } => self.gate(req, outcome, now, after),
+            d => d,
+        };
+        match d {
+            Decision::Success => {
+                self.counters.succeeded += 1;
+                if let Some(b) = &mut self.budget {
+                    b.on_logical_success(req.spent);
+                }
+            }
+            Decision::GiveUp(why) => {
+                self.counters.failed += 1;
+                match why {
+                    GiveUp::Deadline => self.counters.gave_up_deadline += 1,
+                    GiveUp::RetryAfterTooLong => self.counters.gave_up_retry_after += 1,
+                    GiveUp::Budget => self.counters.refused_by_budget += 1,
+                    _ => {}
+                }
+            }
+            Decision::Retry { .. } => self.counters.retries += 1,
+        }
+        d
+    }
+
+    /// Deadline, then budget: a retry that would start too late spends no budget.
+    fn gate(
+        &mut self,
+        req: &mut Request,
+        outcome: &Outcome,
+        now: Duration,
+        after: Duration,
+    ) -> Decision {
+        if let Some(d) = self.strategy.deadline {
+            if now + after > req.started + d {
+                return Decision::GiveUp(GiveUp::Deadline);
+            }
+        }
+        if let Some(b) = &mut self.budget {
+            let timeout = matches!(outcome, Outcome::Failed(Failure::Timeout));
+            match b.withdraw(now, timeout) {
+                Some(cost) => req.spent += cost,
+                None => return Decision::GiveUp(GiveUp::Budget),
+            }
+        }
+        Decision::Retry { after }
+    }
+}
+
+/// How a budget sees an attempt: 429, 503 and no answer at all are the upstream turning it
+/// away; other error statuses are failures it did handle.
+fn attempt_result(o: &Outcome) -> AttemptResult {
+    match o {
+        o if o.is_success() => AttemptResult::Success,
+        Outcome::Response {
+            status: 429 | 503, ..
+        }
+        | Outcome::Failed(_) => AttemptResult::Rejected,
+        Outcome::Response { .. } => AttemptResult::Failure,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::{QuotaConfig, TokenBucketConfig};
+    use proptest::{prop_assert, prop_assert_eq, proptest};
+    use rand::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    /// Runs one logical request against an upstream that always fails; returns the
+    /// decisions and the time each retry would start.
+    fn storm(r: &mut Retrier, start: Duration, rng: &mut Pcg64Mcg) -> Vec<Duration> {
+        let mut req = r.begin(start);
+        let mut now = start;
+        let mut starts = vec![];
+        loop {
+            if !r.admit(&req, now, rng) {
+                let _ = r.decide(
+                    &mut req,
+                    Method::Get,
+                    &Outcome::Failed(Failure::Throttled),
+                    now,
+                    rng,
+                );
+                return starts;
+            }
+            now += ms(30); // the attempt takes 30 ms
+            match r.decide(&mut req, Method::Get, &Outcome::status(503), now, rng) {
+                Decision::Retry { after } => {
+                    now += after;
+                    starts.push(now);
+                }
+                _ => return starts,
+            }
+        }
+    }
+
+    #[test]
+    fn herd_strategy_defaults() {
+        let s = Strategy::new(Profile::Herd);
+        assert_eq!(s.deadline, Some(Duration::from_secs(10)));
+        assert!(matches!(s.budget, Some(BudgetConfig::Percent(_))));
+        assert!(Strategy::new(Profile::Undici).budget.is_none());
+        assert_eq!(
+            s.to_string(),
+            "herd: 3 retries, 100ms·2^(n-1) capped 5000ms, jitter full, Retry-After is a floor (≤10000ms, give up above), percent budget 20% over 10s, floor 10/s, deadline 10000ms"
+        );
+    }
+
+    #[test]
+    fn budget_refuses_during_an_outage() {
+        // 1000 requests over 1 s against a dead upstream, percent budget without floor:
+        // 20% of 1000 = 200 retries at most, not 3000.
+        let cfg = PercentConfig {
+            min_per_sec: 0,
+            ..Default::default()
+        };
+        let mut r = Retrier::new(Strategy {
+            budget: Some(BudgetConfig::Percent(cfg)),
+            ..Strategy::new(Profile::Undici)
+        });
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for i in 0..1000 {
+            storm(&mut r, ms(i), &mut rng);
+        }
+        let c = r.counters();
+        assert!(c.retries <= 200, "{c:?}");
+        assert!(c.retries >= 150, "{c:?}");
+        assert!(c.refused_by_budget >= 950, "{c:?}");
+        assert_eq!(c.failed, 1000);
+    }
+
+    #[test]
+    fn deadline_stops_undici_early() {
+        let mut r = Retrier::new(Strategy {
+            deadline: Some(ms(2000)),
+            ..Strategy::new(Profile::Undici)
+        });
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let starts = storm(&mut r, ms(0), &mut rng);
+        // 30 + 500 = 530, 530 + 30 + 1000 = 1560; the next would start at 3590.
+        assert_eq!(starts, [ms(530), ms(1560)]);
+        assert_eq!(r.counters().gave_up_deadline, 1);
+    }
+
+    #[test]
+    fn quota_and_token_bucket_run_dry() {
+        let mut q = Retrier::new(Strategy {
+            budget: Some(BudgetConfig::Quota(QuotaConfig {
+                initial: 20,
+                ..Default::default()
+            })),
+            ..Strategy::new(Profile::Naive)
+        });
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for i in 0..10 {
+            storm(&mut q, ms(i), &mut rng);
+        }
+        assert_eq!(q.counters().retries, 4, "20 tokens / 5 per retry");
+        let mut t = Retrier::new(Strategy {
+            budget: Some(BudgetConfig::TokenBucket(TokenBucketConfig::default())),
+            ..Strategy::new(Profile::Naive)
+        });
+        for i in 0..10 {
+            storm(&mut t, ms(i), &mut rng);
+        }
+        // Each failure takes a token; retries only while above 5. The first request fails
+        // 4 times (10→6, 3 retries, then its retries are used up); the second takes it to 5.
+        assert_eq!(t.counters().retries, 3);
+    }
+
+    proptest! {
+        /// A retry never starts after the deadline, whatever the policy and jitter.
+        #[test]
+        fn no_retry_after_the_deadline(seed: u64, deadline in 1u64..5000, start in 0u64..100_000, p in 0usize..6) {
+            let profile = [Profile::Undici, Profile::AxiosRetry, Profile::Exponential, Profile::Naive, Profile::Herd, Profile::None][p];
+            let mut r = Retrier::new(Strategy { deadline: Some(ms(deadline)), ..Strategy::new(profile) });
+            let mut rng = Pcg64Mcg::seed_from_u64(seed);
+            for s in storm(&mut r, ms(start), &mut rng) {
+                prop_assert!(s <= ms(start + deadline));
+            }
+        }
+
+        /// Counters add up.
+        #[test]
+        fn counters_are_consistent(seed: u64, n in 1u64..200) {
+            let mut r = Retrier::new(Strategy::new(Profile::Herd));
+            let mut rng = Pcg64Mcg::seed_from_u64(seed);
+            for i in 0..n { storm(&mut r, ms(i * 7), &mut rng); }
+            let c = r.counters();
+            prop_assert_eq!(c.requests, n);
+            prop_assert_eq!(c.succeeded + c.failed, n);
+            prop_assert_eq!(c.attempts, n + c.retries);
+        }
+    }
+}
