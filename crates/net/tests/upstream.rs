@@ -482,7 +482,12 @@ async fn shutdown_closes_busy_connections() {
         .await;
         let addr = up.local_addr();
         let waiting: Vec<_> = (0..3).map(|_| tokio::spawn(get(addr, "/"))).collect();
-        sleep(ms(100)).await;
+        // Wait until all three are inside the server (a fixed sleep is not enough on a
+        // loaded machine, and a late connect could reach another test's server on a
+        // reused port).
+        while up.report().totals.received < 3 {
+            sleep(ms(5)).await;
+        }
         tokio::time::timeout(Duration::from_secs(2), up.shutdown())
             .await
             .expect("shutdown does not wait for requests");

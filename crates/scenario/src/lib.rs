@@ -16,6 +16,7 @@ mod raw;
 pub mod record;
 pub mod report;
 pub mod span;
+mod strategy_spec;
 pub mod table;
 
 pub use arrival::Arrivals;

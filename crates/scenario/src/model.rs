@@ -5,7 +5,7 @@
 //! only place that reports bad input. Everything downstream (the real upstream, the driver,
 //! the simulator, the report) can take them as given.
 
-use herd_retry::{Method, Policy};
+use herd_retry::{BudgetConfig, Method, Policy, Strategy};
 use std::time::Duration;
 
 /// One scenario: a load, a client, an upstream, and the arms to compare on them.
@@ -163,6 +163,21 @@ pub struct Arm {
     pub id: String,
     /// The retry policy, built from the arm's `policy`, `jitter`, `retries`, … keys.
     pub policy: Policy,
+    /// The client-wide retry budget (`budget`), if any.
+    pub budget: Option<BudgetConfig>,
+    /// The overall deadline per logical request (`deadline_ms`), if any.
+    pub deadline: Option<Duration>,
+}
+
+impl Arm {
+    /// The arm's whole retry strategy, as the driver and the simulator run it.
+    pub fn strategy(&self) -> Strategy {
+        Strategy {
+            policy: self.policy,
+            budget: self.budget,
+            deadline: self.deadline,
+        }
+    }
 }
 
 impl Scenario {

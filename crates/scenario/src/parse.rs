@@ -8,7 +8,8 @@ use crate::model::*;
 use crate::policy_spec::PolicySpec;
 use crate::raw::*;
 use crate::span::{keys, render, Seg, Spans};
-use herd_retry::Method;
+use crate::strategy_spec;
+use herd_retry::{Method, Strategy};
 use std::time::Duration;
 
 /// Parses and validates a scenario. `origin` names the source in error messages.
@@ -323,7 +324,30 @@ impl Check<'_> {
             cap_ms: a.cap_ms,
         };
         let policy = spec.build().map_err(|e| self.err(&k(e.field), e.message))?;
-        Ok(Arm { id: a.id, policy })
+        let knob = |e: strategy_spec::KnobError| {
+            let mut path = arm_key(i, e.path[0]);
+            path.extend(e.path[1..].iter().map(|p| Seg::Key((*p).to_owned())));
+            self.err(&path, e.message)
+        };
+        let defaults = Strategy::new(policy.profile());
+        let policy = match &a.retry_after {
+            Some(r) => strategy_spec::retry_after(policy, r).map_err(knob)?,
+            None => policy,
+        };
+        let budget = match &a.budget {
+            Some(b) => strategy_spec::budget(b).map_err(knob)?,
+            None => defaults.budget,
+        };
+        let deadline = match a.deadline_ms {
+            Some(x) => strategy_spec::deadline(x).map_err(knob)?,
+            None => defaults.deadline,
+        };
+        Ok(Arm {
+            id: a.id,
+            policy,
+            budget,
+            deadline,
+        })
     }
 }
 
@@ -410,5 +434,56 @@ jitter = { kind = "proportional", factor = 0.5 }
 
         let m = msg("name = \"x\"\n[load\n");
         assert!(m.starts_with("bad.toml:2:"), "{m}");
+    }
+
+    #[test]
+    fn budgets_retry_after_and_deadlines() {
+        use herd_retry::{AboveMax, BudgetConfig};
+        let text = OK.replace(
+            "jitter = \"none\"",
+            "jitter = \"none\"\nbudget = { kind = \"token-bucket\", max_tokens = 20 }\nretry_after = { max_ms = 3000, above_max = \"give-up\" }\ndeadline_ms = 5000",
+        ) + "[[arms]]\nid = \"h\"\npolicy = \"herd\"\n[[arms]]\nid = \"h2\"\npolicy = \"herd\"\nbudget = { kind = \"none\" }\ndeadline_ms = 0\n";
+        let s = parse(&text, "t.toml").unwrap();
+        let a = &s.arms[0];
+        assert!(
+            matches!(a.budget, Some(BudgetConfig::TokenBucket(c)) if c.max_tokens == 20.0 && c.token_ratio == 0.1)
+        );
+        assert_eq!(
+            a.policy.retry_after().max,
+            std::time::Duration::from_secs(3)
+        );
+        assert_eq!(a.policy.retry_after().above_max, AboveMax::GiveUp);
+        assert_eq!(a.deadline, Some(std::time::Duration::from_secs(5)));
+        assert!(
+            matches!(s.arms[2].budget, Some(BudgetConfig::Percent(_))),
+            "herd has a default budget"
+        );
+        assert_eq!(s.arms[2].deadline, Some(std::time::Duration::from_secs(10)));
+        assert_eq!(s.arms[3].budget, None);
+        assert_eq!(s.arms[3].deadline, None);
+
+        let m = msg(&OK.replace(
+            "jitter = \"none\"",
+            "budget = { kind = \"percent\", percent = -1 }",
+        ));
+        assert!(m.contains("arms[0].budget.percent"), "{m}");
+        let m = msg(&OK.replace(
+            "jitter = \"none\"",
+            "budget = { kind = \"quota\", percent = 0.1 }",
+        ));
+        assert!(
+            m.contains("arms[0].budget.percent") && m.contains("does not apply"),
+            "{m}"
+        );
+        let m = msg(&OK.replace("jitter = \"none\"", "budget = { kind = \"leaky\" }"));
+        assert!(
+            m.contains("arms[0].budget.kind") && m.contains("leaky"),
+            "{m}"
+        );
+        let m = msg(&OK.replace(
+            "jitter = \"none\"",
+            "retry_after = { above_max = \"sometimes\" }",
+        ));
+        assert!(m.contains("arms[0].retry_after.above_max"), "{m}");
     }
 }

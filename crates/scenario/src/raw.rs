@@ -154,6 +154,35 @@ pub(crate) struct RawArm {
     pub base_ms: Option<f64>,
     pub factor: Option<f64>,
     pub cap_ms: Option<f64>,
+    pub budget: Option<RawBudget>,
+    pub retry_after: Option<RawRetryAfter>,
+    pub deadline_ms: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBudget {
+    pub kind: String,
+    pub percent: Option<f64>,
+    pub ttl_ms: Option<f64>,
+    pub min_per_sec: Option<i64>,
+    pub max_tokens: Option<f64>,
+    pub token_ratio: Option<f64>,
+    pub initial: Option<i64>,
+    pub retry_cost: Option<i64>,
+    pub timeout_cost: Option<i64>,
+    pub success_increment: Option<i64>,
+    pub ratio: Option<f64>,
+    pub window_ms: Option<f64>,
+    pub k: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRetryAfter {
+    pub min_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub above_max: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -55,8 +55,18 @@ impl HttpClient {
     /// Sends one attempt and classifies the result. The timeout covers waiting for a
     /// connection, the request and the whole response body.
     pub async fn attempt(&self) -> Outcome {
+        self.attempt_within(None).await
+    }
+
+    /// Like [`HttpClient::attempt`], with the timeout shortened to `limit` when that is
+    /// sooner (what is left of a request's deadline).
+    pub async fn attempt_within(&self, limit: Option<Duration>) -> Outcome {
+        let timeout = match (self.timeout, limit) {
+            (Some(t), Some(l)) => Some(t.min(l)),
+            (t, l) => t.or(l),
+        };
         let fut = self.send();
-        match self.timeout {
+        match timeout {
             Some(t) => tokio::time::timeout(t, fut)
                 .await
                 .unwrap_or(Outcome::Failed(Failure::Timeout)),

@@ -13,13 +13,13 @@ mod attempt;
 pub use attempt::HttpClient;
 
 use crate::upstream::Upstream;
-use herd_retry::{Decision, Policy, RetryState};
+use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
 use herd_scenario::{ArmReport, Arrivals, LogicalRecord, Recorder, Scenario, ServerCounts};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -85,7 +85,7 @@ pub async fn drive(
         scenario.client.pool_max_connections,
         scenario.client.attempt_timeout,
     );
-    let policy = scenario.arms[index].policy;
+    let retrier = Arc::new(Mutex::new(Retrier::new(scenario.arms[index].strategy())));
     let arm_seed = scenario.arm_seed(index);
     let method = scenario.load.method;
     let epoch = upstream.epoch();
@@ -110,11 +110,12 @@ pub async fn drive(
         let intended = epoch + at;
         tokio::time::sleep_until(intended).await;
         let client = client.clone();
+        let retrier = retrier.clone();
         let tx = tx.clone();
         let rng =
             Pcg64Mcg::seed_from_u64(arm_seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
         tokio::spawn(async move {
-            let (ok, attempts) = logical(&client, &policy, method, rng).await;
+            let (ok, attempts) = logical(&client, &retrier, epoch, method, rng).await;
             let _ = tx.send(LogicalRecord {
                 intended: at,
                 latency: intended.elapsed(),
@@ -128,19 +129,37 @@ pub async fn drive(
     Ok((rec, epoch.elapsed()))
 }
 
-/// One logical request: attempts until the policy says stop. Returns (succeeded, attempts).
+/// One logical request: attempts until the arm's [`Retrier`] says stop. Returns
+/// (succeeded, attempts). The retrier is shared by the arm's requests (its budget is
+/// client-wide); its clock is time since the run's epoch.
 async fn logical(
     client: &HttpClient,
-    policy: &Policy,
-    method: herd_retry::Method,
+    retrier: &Mutex<Retrier>,
+    epoch: Instant,
+    method: Method,
     mut rng: Pcg64Mcg,
 ) -> (bool, u32) {
-    let mut state = RetryState::default();
+    let now = || epoch.elapsed();
+    let lock = || {
+        retrier
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    let mut req = lock().begin(now());
     let mut attempts = 0;
     loop {
-        attempts += 1;
-        let outcome = client.attempt().await;
-        match policy.decide(&mut state, method, &outcome, &mut rng) {
+        let (admitted, remaining) = {
+            let mut r = lock();
+            (r.admit(&req, now(), &mut rng), r.remaining(&req, now()))
+        };
+        let outcome = if admitted {
+            attempts += 1;
+            client.attempt_within(remaining).await
+        } else {
+            Outcome::Failed(Failure::Throttled)
+        };
+        let decision = lock().decide(&mut req, method, &outcome, now(), &mut rng);
+        match decision {
             Decision::Success => return (true, attempts),
             Decision::Retry { after } => tokio::time::sleep_until(Instant::now() + after).await,
             Decision::GiveUp(_) => return (false, attempts),
