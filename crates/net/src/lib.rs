@@ -5,4 +5,5 @@
 //! that offers a scenario's load through an arm's retry policy.
 
 pub mod driver;
+pub mod external;
 pub mod upstream;

@@ -7,8 +7,9 @@
 //! library it claims to be, so every profile states its condition in terms of these types.
 
 use std::fmt;
+use std::io;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// An HTTP method, as far as retrying cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -123,6 +124,33 @@ impl Failure {
         )
     }
 
+    /// Classifies an error from any HTTP client by the first `io::Error` in its source
+    /// chain (reset, refused, broken pipe, unexpected EOF, timed out); `Other` if none.
+    /// Clients that know more (hyper's "incomplete message", reqwest's `is_timeout`)
+    /// refine this before falling back to it.
+    pub fn from_error(e: &(dyn std::error::Error + 'static)) -> Failure {
+        let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(err) = cur {
+            if let Some(io) = err.downcast_ref::<io::Error>() {
+                return Failure::from_io_kind(io.kind());
+            }
+            cur = err.source();
+        }
+        Failure::Other
+    }
+
+    /// The failure an `io::ErrorKind` stands for.
+    pub fn from_io_kind(k: io::ErrorKind) -> Failure {
+        match k {
+            io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => Failure::Reset,
+            io::ErrorKind::ConnectionRefused => Failure::Refused,
+            io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
+            io::ErrorKind::UnexpectedEof => Failure::Closed,
+            io::ErrorKind::TimedOut => Failure::Timeout,
+            _ => Failure::Other,
+        }
+    }
+
     /// A short stable name, used in reports.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -161,6 +189,15 @@ impl Outcome {
         }
     }
 
+    /// A response with `status` and the raw `Retry-After` header value, if any, parsed
+    /// against `now` (see [`crate::retry_after::parse`]).
+    pub fn from_response(status: u16, retry_after: Option<&str>, now: SystemTime) -> Outcome {
+        Outcome::Response {
+            status,
+            retry_after: retry_after.and_then(|v| crate::retry_after::parse(v, now)),
+        }
+    }
+
     /// Success means a final answer the client accepts: any status below 400.
     pub fn is_success(&self) -> bool {
         matches!(self, Outcome::Response { status, .. } if *status < 400)
@@ -188,6 +225,36 @@ mod tests {
             assert!(!m.parse::<Method>().unwrap().is_idempotent(), "{m}");
         }
         assert!("FETCH".parse::<Method>().is_err());
+    }
+
+    #[test]
+    fn errors_by_io_kind() {
+        #[derive(Debug)]
+        struct Wrap(io::Error);
+        impl fmt::Display for Wrap {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("wrapped")
+            }
+        }
+        impl std::error::Error for Wrap {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let reset = Wrap(io::Error::from(io::ErrorKind::ConnectionReset));
+        assert_eq!(Failure::from_error(&reset), Failure::Reset);
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        assert_eq!(Failure::from_error(&refused), Failure::Refused);
+        let other = io::Error::other("x");
+        assert_eq!(Failure::from_error(&other), Failure::Other);
+        let now = SystemTime::UNIX_EPOCH;
+        assert_eq!(
+            Outcome::from_response(503, Some("2"), now),
+            Outcome::Response {
+                status: 503,
+                retry_after: Some(Duration::from_secs(2))
+            }
+        );
     }
 
     #[test]

@@ -20,6 +20,12 @@
 //! }
 //! ```
 //!
+//! ## Features
+//! - `tower`: [`tower::RetryLayer`], a `tower::Layer` for hyper-util's client, tonic, …
+//! - `reqwest-middleware`: [`reqwest::RetryMiddleware`], a `reqwest_middleware::Middleware`.
+//!
+//! Both are thin: the decisions are [`Retrier`]'s, the clock is read in one place.
+//!
 //! ## Modules
 //! - [`jitter`]: every jitter kind, with its formula and where the cap applies;
 //! - [`backoff`]: nominal exponential delays;
@@ -32,11 +38,19 @@
 pub mod backoff;
 pub mod budget;
 pub mod classify;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod client;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod clock;
 pub mod jitter;
 pub mod policy;
 pub mod profile;
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest;
 pub mod retrier;
 pub mod retry_after;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 pub use backoff::{Backoff, Delays};
 pub use budget::{AttemptResult, Budget, BudgetConfig};

@@ -7,13 +7,12 @@
 //! never has more connections busy than the scenario says.
 
 use bytes::Bytes;
-use herd_retry::{retry_after, Failure, Method, Outcome};
+use herd_retry::{Failure, Method, Outcome};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use std::error::Error as _;
-use std::io;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;
@@ -90,65 +89,38 @@ impl HttpClient {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(classify_client_error(&e)),
         };
-        let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get(http::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| retry_after::parse(v, SystemTime::now()));
+        let outcome = Outcome::from_response(
+            resp.status().as_u16(),
+            resp.headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()),
+            SystemTime::now(),
+        );
         if let Err(e) = resp.into_body().collect().await {
             return Outcome::Failed(classify_hyper_error(&e));
         }
-        Outcome::Response {
-            status,
-            retry_after,
-        }
+        outcome
     }
 }
 
 fn classify_client_error(e: &hyper_util::client::legacy::Error) -> Failure {
-    if let Some(k) = io_kind(e) {
-        return io_failure(k);
-    }
-    if e.is_connect() {
-        return Failure::Refused;
-    }
-    match e.source().and_then(|s| s.downcast_ref::<hyper::Error>()) {
-        Some(h) => classify_hyper_error(h),
-        None => Failure::Other,
+    match Failure::from_error(e) {
+        Failure::Other if e.is_connect() => Failure::Refused,
+        Failure::Other => match e.source().and_then(|s| s.downcast_ref::<hyper::Error>()) {
+            Some(h) => classify_hyper_error(h),
+            None => Failure::Other,
+        },
+        f => f,
     }
 }
 
+/// hyper's own view first (an incomplete message has no `io::Error` behind it), then the
+/// shared classification.
 fn classify_hyper_error(e: &hyper::Error) -> Failure {
-    if let Some(k) = io_kind(e) {
-        return io_failure(k);
-    }
-    if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
-        Failure::Closed
-    } else {
-        Failure::Other
-    }
-}
-
-fn io_failure(k: io::ErrorKind) -> Failure {
-    match k {
-        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => Failure::Reset,
-        io::ErrorKind::ConnectionRefused => Failure::Refused,
-        io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
-        io::ErrorKind::UnexpectedEof => Failure::Closed,
-        io::ErrorKind::TimedOut => Failure::Timeout,
-        _ => Failure::Other,
-    }
-}
-
-/// The kind of the first `io::Error` in the source chain.
-fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<io::ErrorKind> {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(io) = err.downcast_ref::<io::Error>() {
-            return Some(io.kind());
+    match Failure::from_error(e) {
+        Failure::Other if e.is_incomplete_message() || e.is_canceled() || e.is_closed() => {
+            Failure::Closed
         }
-        cur = err.source();
+        f => f,
     }
-    None
 }

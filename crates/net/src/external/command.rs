@@ -1,0 +1,82 @@
+//! How to start an adapter, and how long to wait for it at each stage.
+//!
+//! Kept apart from the running arm so that a command can be built, inspected and
+//! adjusted (a test shortens every bound) before anything is spawned; the defaults are
+//! the bounds that keep a misbehaving adapter from ever hanging herd.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How to start an adapter for one client, and how long to wait for it.
+#[derive(Clone, Debug)]
+pub struct ArmCommand {
+    pub(crate) client: String,
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) handshake_timeout: Duration,
+    pub(crate) answer_deadline: Duration,
+    pub(crate) finish_timeout: Duration,
+}
+
+impl ArmCommand {
+    /// Runs `program` (looked up on `PATH` if it has no slash) for client `client`.
+    pub fn new(client: impl Into<String>, program: impl Into<OsString>) -> Self {
+        ArmCommand {
+            client: client.into(),
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+            handshake_timeout: Duration::from_secs(10),
+            answer_deadline: Duration::from_secs(120),
+            finish_timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// Appends one argument.
+    pub fn with_arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Runs the program in `dir`.
+    pub fn with_cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// How long to wait for the handshake line.
+    ///
+    /// # Default
+    /// 10 s (Node cold-starts in well under one).
+    pub fn with_handshake_timeout(mut self, d: Duration) -> Self {
+        self.handshake_timeout = d;
+        self
+    }
+
+    /// How long a request may go unanswered, from its send, before the arm fails.
+    ///
+    /// # Default
+    /// 120 s: longer than any default retry schedule herd drives (undici's five retries
+    /// with a 30 s cap), so only a hung adapter trips it.
+    pub fn with_answer_deadline(mut self, d: Duration) -> Self {
+        self.answer_deadline = d;
+        self
+    }
+
+    /// How long, once stdin is closed and every request answered, the adapter has to say
+    /// `done` and exit.
+    ///
+    /// # Default
+    /// 10 s.
+    pub fn with_finish_timeout(mut self, d: Duration) -> Self {
+        self.finish_timeout = d;
+        self
+    }
+
+    /// The client this command runs.
+    pub fn client(&self) -> &str {
+        &self.client
+    }
+}

@@ -1,0 +1,535 @@
+//! A running adapter: the child process, its pipes, and the bookkeeping that turns every
+//! way it can misbehave into a bounded, named error.
+//!
+//! # Shape
+//!
+//! [`ExternalArm::spawn`] starts the program and waits (bounded) for its handshake. Then
+//! one supervisor task owns the child: it registers each id handed to
+//! [`ExternalArm::send`] with its send instant, forwards it to a writer task (so a stuck
+//! stdin pipe can never stall the deadline checks), reads stdout line by line, and
+//! publishes answers, stamped with the instant their line arrived, on a channel that
+//! [`ExternalArm::recv`] reads. A third task keeps the tail of stderr. `send` is a
+//! non-blocking call on `&self`, so a driver loop can `select!` between its schedule and
+//! `recv` without the adapter ever pacing herd.
+//!
+//! # Bounded waits
+//!
+//! - the handshake must come within [`ArmCommand::with_handshake_timeout`] (10 s);
+//! - every request must be answered within [`ArmCommand::with_answer_deadline`] of its send;
+//! - once stdin is closed and nothing is pending, `{"done":true}` and a clean exit must come
+//!   within [`ArmCommand::with_finish_timeout`].
+//!
+//! Whatever fails first ends the arm: the child is killed and the error (client name,
+//! stderr tail) is the last thing `recv` yields.
+
+use super::command::ArmCommand;
+use super::error::ExternalError;
+use super::protocol::{self, Answer, Handshake, Line, LineError};
+use super::tail::Tail;
+use std::collections::{HashMap, VecDeque};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::{sleep_until, timeout, Instant};
+
+/// An answer and the instant its line was read (latency runs from the intended send time
+/// to this).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answered {
+    /// What the adapter said.
+    pub answer: Answer,
+    /// When herd read it.
+    pub at: Instant,
+}
+
+enum Cmd {
+    Send(u64),
+    Close,
+}
+
+enum Event {
+    Answer(Answered),
+    Failed(ExternalError),
+    Done,
+}
+
+/// A running external arm. Dropping it kills the adapter.
+#[derive(Debug)]
+pub struct ExternalArm {
+    client: String,
+    handshake: Handshake,
+    cmds: mpsc::UnboundedSender<Cmd>,
+    events: mpsc::UnboundedReceiver<Event>,
+    /// Set by `close`: no more sends.
+    closed: bool,
+    /// Set once `recv` has yielded the end (done or an error).
+    ended: bool,
+    /// Bound for `finish` as a whole.
+    finish_bound: Duration,
+    tail: Tail,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Cmd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cmd::Send(id) => write!(f, "Send({id})"),
+            Cmd::Close => f.write_str("Close"),
+        }
+    }
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Event::Answer(a) => write!(f, "Answer({})", a.answer.id),
+            Event::Failed(e) => write!(f, "Failed({e})"),
+            Event::Done => f.write_str("Done"),
+        }
+    }
+}
+
+impl ExternalArm {
+    /// Starts the adapter and waits for its handshake.
+    pub async fn spawn(cmd: ArmCommand) -> Result<ExternalArm, ExternalError> {
+        let client = cmd.client.clone();
+        let mut command = Command::new(&cmd.program);
+        command
+            .args(&cmd.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(dir) = &cmd.cwd {
+            command.current_dir(dir);
+        }
+        let mut child = command.spawn().map_err(|source| ExternalError::Spawn {
+            client: client.clone(),
+            program: cmd.program.to_string_lossy().into_owned(),
+            source,
+        })?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(ExternalError::Io {
+                client,
+                doing: "opening the adapter's pipes",
+                source: std::io::Error::other("a pipe was not created"),
+            });
+        };
+        let tail = Tail::default();
+        let stderr_task = tokio::spawn(keep_tail(stderr, tail.clone()));
+        let mut sup = Supervisor {
+            client: client.clone(),
+            child,
+            lines: BufReader::new(stdout).lines(),
+            line_no: 0,
+            tail: tail.clone(),
+            stderr_task: Some(stderr_task),
+            answer_deadline: cmd.answer_deadline,
+            finish_timeout: cmd.finish_timeout,
+            writer_task: None,
+        };
+        let handshake = sup.handshake(cmd.handshake_timeout).await?;
+        let (cmds, cmd_rx) = mpsc::unbounded_channel();
+        let (event_tx, events) = mpsc::unbounded_channel();
+        let task = tokio::spawn(sup.run(stdin, cmd_rx, event_tx));
+        Ok(ExternalArm {
+            client,
+            handshake,
+            cmds,
+            events,
+            closed: false,
+            ended: false,
+            finish_bound: cmd.answer_deadline + cmd.finish_timeout * 2,
+            tail,
+            task,
+        })
+    }
+
+    /// The client this arm runs.
+    pub fn client(&self) -> &str {
+        &self.client
+    }
+
+    /// The library's configuration as the adapter reported it.
+    pub fn policy(&self) -> &str {
+        &self.handshake.policy
+    }
+
+    /// The handshake line, parsed.
+    pub fn handshake(&self) -> &Handshake {
+        &self.handshake
+    }
+
+    /// Tells the adapter that logical request `id` is due now. Never blocks; the deadline
+    /// for its answer starts now.
+    pub fn send(&self, id: u64) -> Result<(), ExternalError> {
+        if self.closed {
+            return Err(self.stopped());
+        }
+        self.cmds.send(Cmd::Send(id)).map_err(|_| self.stopped())
+    }
+
+    /// Closes the adapter's stdin: no more requests. Outstanding ones are still answered.
+    pub fn close(&mut self) {
+        if !self.closed {
+            self.closed = true;
+            let _ = self.cmds.send(Cmd::Close);
+        }
+    }
+
+    /// The next answer; `None` once the adapter has said `done` and exited cleanly. An
+    /// error ends the arm: after it, `recv` yields `None`.
+    pub async fn recv(&mut self) -> Option<Result<Answered, ExternalError>> {
+        if self.ended {
+            return None;
+        }
+        match self.events.recv().await {
+            Some(Event::Answer(a)) => Some(Ok(a)),
+            Some(Event::Failed(e)) => {
+                self.ended = true;
+                Some(Err(e))
+            }
+            Some(Event::Done) => {
+                self.ended = true;
+                None
+            }
+            None => {
+                self.ended = true;
+                Some(Err(self.stopped()))
+            }
+        }
+    }
+
+    /// Closes stdin, collects the remaining answers and waits for a clean exit, all within
+    /// a bound (answer deadline + twice the finish timeout).
+    pub async fn finish(mut self) -> Result<Vec<Answered>, ExternalError> {
+        self.close();
+        let bound = self.finish_bound;
+        let drain = async {
+            let mut rest = Vec::new();
+            while let Some(a) = self.recv().await {
+                rest.push(a?);
+            }
+            Ok(rest)
+        };
+        match timeout(bound, drain).await {
+            Ok(r) => r,
+            Err(_) => Err(ExternalError::Finish {
+                client: self.client.clone(),
+                detail: format!("not finished within {} ms", bound.as_millis()),
+                stderr: self.tail.text(),
+            }),
+        }
+    }
+
+    fn stopped(&self) -> ExternalError {
+        ExternalError::Stopped {
+            client: self.client.clone(),
+        }
+    }
+}
+
+impl Drop for ExternalArm {
+    fn drop(&mut self) {
+        // The supervisor owns the child (kill_on_drop): aborting it kills the adapter.
+        self.task.abort();
+    }
+}
+
+/// Copies stderr into the tail until EOF.
+async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Tail) {
+    let mut buf = [0u8; 1024];
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        tail.push(&buf[..n]);
+    }
+}
+
+/// Writes request lines until the channel closes (then stdin closes) or the pipe breaks.
+async fn write_requests(mut stdin: ChildStdin, mut ids: mpsc::UnboundedReceiver<u64>) {
+    while let Some(id) = ids.recv().await {
+        if stdin
+            .write_all(protocol::request_line(id).as_bytes())
+            .await
+            .is_err()
+        {
+            // The adapter is gone; the supervisor learns it from stdout.
+            return;
+        }
+    }
+}
+
+/// Owns the child and its stdout; see the module docs.
+struct Supervisor {
+    client: String,
+    child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+    line_no: u64,
+    tail: Tail,
+    stderr_task: Option<JoinHandle<()>>,
+    answer_deadline: Duration,
+    finish_timeout: Duration,
+    /// The stdin writer, once running; aborted (closing stdin) whenever the child is killed.
+    writer_task: Option<JoinHandle<()>>,
+}
+
+/// How long to wait for the child's exit status and the rest of stderr after stdout ended.
+const REAP: Duration = Duration::from_secs(2);
+
+impl Supervisor {
+    /// Reads and checks the first line.
+    async fn handshake(&mut self, within: Duration) -> Result<Handshake, ExternalError> {
+        let read = match timeout(within, self.lines.next_line()).await {
+            Ok(r) => r,
+            Err(_) => {
+                let detail = format!("no handshake line within {} ms", within.as_millis());
+                let stderr = self.kill_and_tail().await;
+                return Err(ExternalError::Handshake {
+                    client: self.client.clone(),
+                    detail,
+                    stderr,
+                });
+            }
+        };
+        let text = match read {
+            Ok(Some(text)) => text,
+            Ok(None) => return Err(self.exited("before its handshake").await),
+            Err(e) => return Err(self.unreadable(e).await),
+        };
+        self.line_no += 1;
+        let h = match protocol::parse_handshake(self.line_no, &text) {
+            Ok(h) => h,
+            Err(le) => return Err(self.malformed(le).await),
+        };
+        if h.client != self.client {
+            let detail = format!(
+                "asked for client {}, adapter runs {}",
+                self.client, h.client
+            );
+            let stderr = self.kill_and_tail().await;
+            return Err(ExternalError::Handshake {
+                client: self.client.clone(),
+                detail,
+                stderr,
+            });
+        }
+        Ok(h)
+    }
+
+    /// The main loop; ends by publishing `Done` or one `Failed`.
+    async fn run(
+        mut self,
+        stdin: ChildStdin,
+        mut cmds: mpsc::UnboundedReceiver<Cmd>,
+        events: mpsc::UnboundedSender<Event>,
+    ) {
+        let end = match self.serve(stdin, &mut cmds, &events).await {
+            Ok(()) => Event::Done,
+            Err(e) => Event::Failed(e),
+        };
+        let _ = events.send(end);
+    }
+
+    async fn serve(
+        &mut self,
+        stdin: ChildStdin,
+        cmds: &mut mpsc::UnboundedReceiver<Cmd>,
+        events: &mpsc::UnboundedSender<Event>,
+    ) -> Result<(), ExternalError> {
+        let (writer, ids) = mpsc::unbounded_channel();
+        self.writer_task = Some(tokio::spawn(write_requests(stdin, ids)));
+        let mut writer = Some(writer);
+        // id -> send instant, and the same in send order (stale entries skipped lazily).
+        let mut pending: HashMap<u64, Instant> = HashMap::new();
+        let mut order: VecDeque<(Instant, u64)> = VecDeque::new();
+        // When stdin was closed and nothing was pending: the `done` clock.
+        let mut idle_since: Option<Instant> = None;
+        loop {
+            while let Some(&(t, id)) = order.front() {
+                if pending.get(&id) == Some(&t) {
+                    break;
+                }
+                order.pop_front();
+            }
+            let oldest = order.front().copied();
+            if writer.is_none() && pending.is_empty() && idle_since.is_none() {
+                idle_since = Some(Instant::now());
+            }
+            let far = Instant::now() + Duration::from_secs(86_400);
+            let answer_due = oldest.map_or(far, |(t, _)| t + self.answer_deadline);
+            let done_due = idle_since.map_or(far, |t| t + self.finish_timeout);
+            tokio::select! {
+                cmd = cmds.recv(), if writer.is_some() => match cmd {
+                    Some(Cmd::Send(id)) => {
+                        let now = Instant::now();
+                        if pending.insert(id, now).is_some() {
+                            return Err(self.fail_finish(format!("id {id} sent twice")).await);
+                        }
+                        order.push_back((now, id));
+                        if let Some(w) = &writer {
+                            let _ = w.send(id);
+                        }
+                    }
+                    // Dropping the writer's channel closes stdin once queued lines are out.
+                    Some(Cmd::Close) | None => writer = None,
+                },
+                line = self.lines.next_line() => {
+                    let text = match line {
+                        Ok(Some(text)) => text,
+                        Ok(None) => {
+                            let when = if pending.is_empty() {
+                                "without saying done".to_string()
+                            } else {
+                                format!("with {} requests unanswered", pending.len())
+                            };
+                            return Err(self.exited(&when).await);
+                        }
+                        Err(e) => return Err(self.unreadable(e).await),
+                    };
+                    self.line_no += 1;
+                    let at = Instant::now();
+                    match protocol::parse_line(self.line_no, &text) {
+                        Ok(Line::Answer(answer)) => {
+                            if pending.remove(&answer.id).is_none() {
+                                let le = LineError {
+                                    line: self.line_no,
+                                    detail: format!(
+                                        "answer for id {}, which herd did not send or which was already answered",
+                                        answer.id
+                                    ),
+                                };
+                                return Err(self.malformed(le).await);
+                            }
+                            let _ = events.send(Event::Answer(Answered { answer, at }));
+                        }
+                        Ok(Line::Done) if writer.is_some() || !pending.is_empty() => {
+                            let le = LineError {
+                                line: self.line_no,
+                                detail: format!(
+                                    "done while {} requests are unanswered{}",
+                                    pending.len(),
+                                    if writer.is_some() { " and before herd closed stdin" } else { "" }
+                                ),
+                            };
+                            return Err(self.malformed(le).await);
+                        }
+                        Ok(Line::Done) => break,
+                        Err(le) => return Err(self.malformed(le).await),
+                    }
+                },
+                _ = sleep_until(answer_due), if oldest.is_some() => {
+                    let id = oldest.map_or(0, |(_, id)| id);
+                    let stderr = self.kill_and_tail().await;
+                    return Err(ExternalError::NoAnswer {
+                        client: self.client.clone(),
+                        id,
+                        waited: self.answer_deadline,
+                        stderr,
+                    });
+                },
+                _ = sleep_until(done_due), if idle_since.is_some() => {
+                    let detail = format!(
+                        "no {{\"done\":true}} within {} ms of the last answer",
+                        self.finish_timeout.as_millis()
+                    );
+                    return Err(self.fail_finish(detail).await);
+                },
+            }
+        }
+        match timeout(self.finish_timeout, self.child.wait()).await {
+            Ok(Ok(status)) if status.success() => Ok(()),
+            Ok(Ok(status)) => {
+                let stderr = self.tail_text().await;
+                Err(ExternalError::Finish {
+                    client: self.client.clone(),
+                    detail: format!("said done, then exited with {status}"),
+                    stderr,
+                })
+            }
+            Ok(Err(e)) => Err(ExternalError::Io {
+                client: self.client.clone(),
+                doing: "waiting for the adapter to exit",
+                source: e,
+            }),
+            Err(_) => {
+                let detail = format!(
+                    "said done but did not exit within {} ms",
+                    self.finish_timeout.as_millis()
+                );
+                Err(self.fail_finish(detail).await)
+            }
+        }
+    }
+
+    /// The stderr tail, after giving the stderr reader a moment to reach EOF.
+    async fn tail_text(&mut self) -> String {
+        if let Some(task) = self.stderr_task.take() {
+            let _ = timeout(REAP, task).await;
+        }
+        self.tail.text()
+    }
+
+    /// Kills the child and returns the stderr tail.
+    async fn kill_and_tail(&mut self) -> String {
+        if let Some(w) = self.writer_task.take() {
+            w.abort();
+        }
+        let _ = self.child.start_kill();
+        let _ = timeout(REAP, self.child.wait()).await;
+        self.tail_text().await
+    }
+
+    async fn malformed(&mut self, le: LineError) -> ExternalError {
+        let stderr = self.kill_and_tail().await;
+        ExternalError::Malformed {
+            client: self.client.clone(),
+            line: le.line,
+            detail: le.detail,
+            stderr,
+        }
+    }
+
+    async fn fail_finish(&mut self, detail: String) -> ExternalError {
+        let stderr = self.kill_and_tail().await;
+        ExternalError::Finish {
+            client: self.client.clone(),
+            detail,
+            stderr,
+        }
+    }
+
+    /// stdout could not be read as text lines.
+    async fn unreadable(&mut self, e: std::io::Error) -> ExternalError {
+        let le = LineError {
+            line: self.line_no + 1,
+            detail: format!("unreadable output ({e})"),
+        };
+        self.malformed(le).await
+    }
+
+    /// stdout ended: reap the child (bounded) and say how it exited.
+    async fn exited(&mut self, when: &str) -> ExternalError {
+        let status = match timeout(REAP, self.child.wait()).await {
+            Ok(Ok(s)) => s.to_string(),
+            Ok(Err(e)) => format!("exit status unknown: {e}"),
+            Err(_) => {
+                let _ = self.child.start_kill();
+                "stdout closed but still running; killed".to_string()
+            }
+        };
+        let stderr = self.tail_text().await;
+        ExternalError::Exited {
+            client: self.client.clone(),
+            status,
+            when: when.to_string(),
+            stderr,
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! The wall of the production integrations: a monotonic "now" and a seed for jitter.
+//!
+//! The policy code never reads a clock; the tower layer and the reqwest middleware have to,
+//! and this is the one place they do. `now` is time since the first call in the process,
+//! which is all a [`crate::Retrier`] needs (budgets and deadlines compare differences).
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime};
+
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+/// Monotonic time since the process first asked.
+pub(crate) fn now() -> Duration {
+    EPOCH.get_or_init(Instant::now).elapsed()
+}
+
+/// A seed for jitter when the user gives none: jitter needs to differ between processes,
+/// not to be unpredictable.
+pub(crate) fn seed() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    (t.as_nanos() as u64) ^ u64::from(std::process::id()).rotate_left(32)
+}

@@ -1,0 +1,152 @@
+//! A `reqwest_middleware::Middleware` that retries with a herd [`Strategy`]: the policy
+//! herd's reports measure, in the client reqwest-retry users already have.
+//!
+//! ```
+//! use herd_retry::reqwest::RetryMiddleware;
+//! use herd_retry::{Profile, Strategy};
+//! use std::time::Duration;
+//!
+//! let retry = RetryMiddleware::new(Strategy::new(Profile::Herd))
+//!     .with_attempt_timeout(Duration::from_secs(2));
+//! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+//!     .with(retry.clone())
+//!     .build();
+//! # let _ = client;
+//! assert_eq!(retry.counters().retries, 0);
+//! ```
+
+use crate::classify::Method;
+use crate::classify::{Failure, Outcome};
+use crate::client::{Ended, Shared};
+use crate::retrier::{Counters, Strategy};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Retries requests through the rest of the middleware chain. Clones share the budget and
+/// counters.
+#[derive(Clone, Debug)]
+pub struct RetryMiddleware {
+    shared: Arc<Shared>,
+}
+
+impl RetryMiddleware {
+    /// A middleware running `strategy`, jitter seeded from the clock.
+    pub fn new(strategy: Strategy) -> Self {
+        RetryMiddleware {
+            shared: Arc::new(Shared::new(strategy, None, None)),
+        }
+    }
+
+    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it).
+    ///
+    /// # Default
+    /// No attempt timeout (reqwest's own timeouts still apply).
+    pub fn with_attempt_timeout(self, timeout: Duration) -> Self {
+        RetryMiddleware {
+            shared: Arc::new(Shared::new(*self.shared.strategy(), None, Some(timeout))),
+        }
+    }
+
+    /// Seeds the jitter, for reproducible delays in tests.
+    pub fn with_seed(self, seed: u64) -> Self {
+        RetryMiddleware {
+            shared: Arc::new(Shared::new(
+                *self.shared.strategy(),
+                Some(seed),
+                self.shared.attempt_timeout,
+            )),
+        }
+    }
+
+    /// Counters over every request through this middleware (and its clones).
+    pub fn counters(&self) -> Counters {
+        self.shared.counters()
+    }
+}
+
+fn method_of(m: &reqwest::Method) -> Method {
+    m.as_str().parse().unwrap_or(Method::Post)
+}
+
+fn classify(r: &reqwest_middleware::Result<reqwest::Response>) -> Outcome {
+    match r {
+        Ok(resp) => Outcome::from_response(
+            resp.status().as_u16(),
+            resp.headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()),
+            SystemTime::now(),
+        ),
+        Err(reqwest_middleware::Error::Reqwest(e)) if e.is_timeout() => {
+            Outcome::Failed(Failure::Timeout)
+        }
+        Err(e) => {
+            let f = Failure::from_error(e);
+            let f = match (f, e) {
+                (Failure::Other, reqwest_middleware::Error::Reqwest(r)) if r.is_connect() => {
+                    Failure::Refused
+                }
+                (f, _) => f,
+            };
+            Outcome::Failed(f)
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl reqwest_middleware::Middleware for RetryMiddleware {
+    async fn handle(
+        &self,
+        req: reqwest::Request,
+        extensions: &mut http::Extensions,
+        next: reqwest_middleware::Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        let method = method_of(req.method());
+        // Each attempt needs its own request and its own extensions; the caller's
+        // extensions go to the first.
+        let mut first = Some((req.try_clone(), std::mem::take(extensions)));
+        let original = req;
+        let attempt = || {
+            let (r, mut ext) = match first.take() {
+                Some((r, ext)) => (r, ext),
+                None => (original.try_clone(), http::Extensions::new()),
+            };
+            let next = next.clone();
+            match r {
+                Some(r) => Ok(async move { next.run(r, &mut ext).await }),
+                None => Err(reqwest_middleware::Error::middleware(CannotClone)),
+            }
+        };
+        match self.shared.run(method, attempt, classify).await {
+            Ended::Done(r) => r,
+            Ended::TimedOut => Err(reqwest_middleware::Error::middleware(Stopped(
+                "attempt timed out",
+            ))),
+            Ended::Throttled => Err(reqwest_middleware::Error::middleware(Stopped(
+                "request throttled by the client's retry budget",
+            ))),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct CannotClone;
+
+impl std::fmt::Display for CannotClone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("request body cannot be cloned, so it cannot be retried")
+    }
+}
+
+impl std::error::Error for CannotClone {}
+
+#[derive(Debug)]
+struct Stopped(&'static str);
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Stopped {}
