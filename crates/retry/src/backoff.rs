@@ -45,8 +45,18 @@ impl Backoff {
     /// The jittered delay before retry `n`, given the delay used before the previous retry
     /// (`None` before the first).
     pub fn delay<R: Rng + ?Sized>(&self, n: u32, prev: Option<Duration>, rng: &mut R) -> Duration {
+        self.jittered(self.nominal(n), prev, rng)
+    }
+
+    /// Jitters an arbitrary nominal delay (axios-retry jitters `max(backoff, Retry-After)`).
+    pub fn jittered<R: Rng + ?Sized>(
+        &self,
+        nominal: Duration,
+        prev: Option<Duration>,
+        rng: &mut R,
+    ) -> Duration {
         let input = JitterInput {
-            nominal: self.nominal(n),
+            nominal,
             base: self.base,
             cap: self.cap,
             prev: prev.unwrap_or(self.base),

@@ -86,8 +86,15 @@ impl Policy {
     ///
     /// # Default
     /// The profile's: undici `none`, axios-retry `additive(0.2)`, exponential `full`.
+    ///
+    /// For axios-retry, another jitter means a custom `retryDelay` function, and in
+    /// axios-retry 4.x only its built-in delay functions see `Retry-After`: the override
+    /// drops the hint too (set it back with [`Policy::with_retry_after`]).
     pub fn with_jitter(mut self, jitter: Jitter) -> Policy {
         self.backoff.jitter = jitter;
+        if self.profile == Profile::AxiosRetry {
+            self.retry_after = RetryAfter::IGNORE;
+        }
         self
     }
 
@@ -161,7 +168,8 @@ impl Policy {
         let n = state.retries + 1;
         let hint = outcome.retry_after();
         let ra = self.retry_after;
-        let hint = match hint.filter(|_| ra.mode != RetryAfterMode::Ignore) {
+        let hint = hint.filter(|h| !h.is_zero() && ra.mode != RetryAfterMode::Ignore);
+        let hint = match hint {
             Some(h) => match ra.clamp(h) {
                 Some(h) => Some(h),
                 None => return Decision::GiveUp(GiveUp::RetryAfterTooLong),
@@ -171,6 +179,10 @@ impl Policy {
         let after = match (ra.mode, hint) {
             (RetryAfterMode::Replace, Some(h)) => h,
             (RetryAfterMode::Floor, Some(h)) => self.backoff.delay(n, state.prev_delay, rng).max(h),
+            (RetryAfterMode::FloorThenJitter, Some(h)) => {
+                let nominal = self.backoff.nominal(n).max(h);
+                self.backoff.jittered(nominal, state.prev_delay, rng)
+            }
             _ => self.backoff.delay(n, state.prev_delay, rng),
         };
         state.retries = n;
@@ -207,6 +219,7 @@ impl fmt::Display for Policy {
             RetryAfterMode::Ignore => return Ok(()),
             RetryAfterMode::Replace => write!(f, ", Retry-After replaces")?,
             RetryAfterMode::Floor => write!(f, ", Retry-After is a floor")?,
+            RetryAfterMode::FloorThenJitter => write!(f, ", Retry-After is a floor before jitter")?,
         }
         if !ra.min.is_zero() || ra.max != Duration::MAX {
             write!(f, " (")?;
@@ -276,7 +289,11 @@ mod tests {
         let (d, _) = run(Policy::new(Profile::Undici), ra(120), 1);
         assert_eq!(d, [30_000; 5]);
         let (d, _) = run(Policy::new(Profile::Undici), ra(0), 1);
-        assert_eq!(d, [0; 5], "Retry-After: 0 means now");
+        assert_eq!(
+            d,
+            [500, 1000, 2000, 4000, 8000],
+            "undici 7 ignores a hint of 0"
+        );
     }
 
     #[test]
@@ -296,12 +313,15 @@ mod tests {
         assert_eq!(end, Decision::GiveUp(GiveUp::Exhausted));
         let nj = Policy::new(Profile::AxiosRetry).with_jitter(Jitter::None);
         assert_eq!(run(nj, Outcome::status(503), 11).0, [200, 400, 800]);
-        // Retry-After is a floor, applied after jitter, uncapped.
+        // exponentialDelay: Retry-After is a floor, uncapped, and its 20% goes on top.
         let ra = Outcome::Response {
             status: 429,
             retry_after: Some(Duration::from_secs(100)),
         };
-        assert_eq!(run(nj, ra, 1).0, [100_000; 3]);
+        let (d, _) = run(Policy::new(Profile::AxiosRetry), ra, 1);
+        assert!(d.iter().all(|x| (100_000..=120_000).contains(x)), "{d:?}");
+        // A custom retryDelay (any jitter override) does not see the hint.
+        assert_eq!(run(nj, ra, 1).0, [200, 400, 800]);
     }
 
     #[test]
@@ -335,7 +355,7 @@ mod tests {
             Policy::new(Profile::AxiosRetry)
                 .with_jitter(Jitter::Full)
                 .to_string(),
-            "axios-retry: 3 retries, 100ms·2^(n-1+1), jitter full, Retry-After is a floor"
+            "axios-retry: 3 retries, 100ms·2^(n-1+1), jitter full"
         );
         assert_eq!(Policy::new(Profile::None).to_string(), "none: 0 retries");
     }

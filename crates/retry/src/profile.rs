@@ -25,9 +25,11 @@ pub enum Profile {
     /// `UND_ERR_SOCKET` (and DNS / unreachable codes); a headers or body timeout has another
     /// code and is not retried. Only methods GET, HEAD, OPTIONS, PUT, DELETE, TRACE.
     Undici,
-    /// axios-retry 4.x with `retryDelay: exponentialDelay` (`src/index.ts`): `retries: 3`;
-    /// retry `n` waits `100·2^n` ms plus `U[0, 0.2·delay]`; the interceptor then waits
-    /// `max(that, Retry-After)`, uncapped. Default condition `isNetworkOrIdempotentRequestError`:
+    /// axios-retry 4.x with `retryDelay: exponentialDelay` (read in 4.5.0's
+    /// `dist/cjs/index.js`): `retries: 3`; retry `n` waits `max(100·2^n, Retry-After)` ms
+    /// plus `U[0, 0.2·that]`, uncapped. With `shouldResetTimeout: false` (the default)
+    /// axios' `timeout` covers the whole request, retries and delays included, so a
+    /// scenario gives this profile a deadline equal to its attempt timeout. Default condition `isNetworkOrIdempotentRequestError`:
     /// a network error (no response, code not `ECONNABORTED` / `ERR_CANCELED`, so timeouts are
     /// not retried) on any method, or 429 / 5xx on GET, HEAD, OPTIONS, PUT, DELETE.
     AxiosRetry,

@@ -1,13 +1,15 @@
 //! `Retry-After` (RFC 9110 §10.2.3): parsing the header, and what a policy does with it.
 //!
 //! Libraries disagree on the second part: undici lets the hint *replace* its backoff
-//! (capped at `maxTimeout`), axios-retry takes `max(backoff, hint)` uncapped, herd's own
+//! (capped at `maxTimeout`), axios-retry takes `max(backoff, hint)` uncapped and jitters
+//! that, herd's own
 //! profile takes the max but clamps the hint and gives up on a hint longer than it is
 //! willing to wait. [`RetryAfter`] says which, with limits.
 //!
 //! The date form needs "now" to turn into a delay; it is passed in, never read, so the
-//! simulator can parse on its virtual clock. A date in the past means "retry now" (zero),
-//! as both undici and axios-retry treat it.
+//! simulator can parse on its virtual clock. A date in the past parses as zero, and a zero
+//! hint counts as no hint at all: undici 7 uses a hint only when it is above 0, and for
+//! axios-retry `max(backoff, 0)` is the backoff.
 
 use std::time::{Duration, SystemTime};
 
@@ -18,8 +20,11 @@ pub enum RetryAfterMode {
     Ignore,
     /// The (clamped) hint replaces the computed delay; no jitter (undici).
     Replace,
-    /// The delay is `max(computed, clamped hint)` (axios-retry, herd).
+    /// The delay is `max(jittered backoff, clamped hint)` (herd).
     Floor,
+    /// The delay is the jitter applied to `max(nominal backoff, clamped hint)`
+    /// (axios-retry's `exponentialDelay`, which adds its 20% on top of the hint too).
+    FloorThenJitter,
 }
 
 /// What happens to a hint longer than `max`.

@@ -9,7 +9,7 @@ use crate::policy_spec::PolicySpec;
 use crate::raw::*;
 use crate::span::{keys, render, Seg, Spans};
 use crate::strategy_spec;
-use herd_retry::{Method, Strategy};
+use herd_retry::{Method, Profile, Strategy};
 use std::time::Duration;
 
 /// Parses and validates a scenario. `origin` names the source in error messages.
@@ -109,7 +109,7 @@ impl Check<'_> {
         }
         let mut arms: Vec<Arm> = Vec::with_capacity(raw.arms.len());
         for (i, a) in raw.arms.into_iter().enumerate() {
-            let arm = self.arm(i, a)?;
+            let arm = self.arm(i, a, client.attempt_timeout)?;
             if arms.iter().any(|x| x.id == arm.id) {
                 return Err(self.err(&arm_key(i, "id"), format!("duplicate arm id `{}`", arm.id)));
             }
@@ -304,7 +304,9 @@ impl Check<'_> {
         })
     }
 
-    fn arm(&self, i: usize, a: RawArm) -> R<Arm> {
+    /// `attempt_timeout` is the client's: axios' `timeout` bounds the whole request (see
+    /// [`herd_retry::Profile::AxiosRetry`]), so it is that profile's default deadline.
+    fn arm(&self, i: usize, a: RawArm, attempt_timeout: Option<Duration>) -> R<Arm> {
         let k = |x| arm_key(i, x);
         if a.id.trim().is_empty() || a.id.contains(char::is_whitespace) {
             return Err(self.err(&k("id"), "must be a non-empty word without spaces"));
@@ -340,6 +342,7 @@ impl Check<'_> {
         };
         let deadline = match a.deadline_ms {
             Some(x) => strategy_spec::deadline(x).map_err(knob)?,
+            None if policy.profile() == Profile::AxiosRetry => attempt_timeout,
             None => defaults.deadline,
         };
         Ok(Arm {

@@ -32,6 +32,11 @@ pub struct ArmRun {
     pub counts: ServerCounts,
     /// Wall time of the arm, first arrival to last answer.
     pub wall: Duration,
+    /// The largest delay between a request's intended send time and the moment the driver
+    /// got to send it. Latency is measured from the intended time either way; a lag of more
+    /// than a few ms means the machine could not keep up and the offered load came in
+    /// bursts, which inflates the burst multiplier.
+    pub max_lag: Duration,
 }
 
 impl ArmRun {
@@ -61,8 +66,9 @@ pub async fn run_arm(
     let result = drive(scenario, index, &upstream, progress).await;
     let counts = upstream.counts();
     upstream.shutdown().await;
-    let (recorder, wall) = result?;
+    let (recorder, wall, max_lag) = result?;
     Ok(ArmRun {
+        max_lag,
         recorder,
         counts,
         wall,
@@ -75,7 +81,7 @@ pub async fn drive(
     index: usize,
     upstream: &Upstream,
     progress: Option<Progress>,
-) -> io::Result<(Recorder, Duration)> {
+) -> io::Result<(Recorder, Duration, Duration)> {
     let uri: http::Uri = format!("http://{}/", upstream.local_addr())
         .parse()
         .map_err(io::Error::other)?;
@@ -106,9 +112,11 @@ pub async fn drive(
         scenario.load.requests,
         scenario.seed,
     );
+    let mut max_lag = Duration::ZERO;
     for (i, at) in arrivals.enumerate() {
         let intended = epoch + at;
         tokio::time::sleep_until(intended).await;
+        max_lag = max_lag.max(intended.elapsed());
         let client = client.clone();
         let retrier = retrier.clone();
         let tx = tx.clone();
@@ -126,7 +134,7 @@ pub async fn drive(
     }
     drop(tx);
     let rec = aggregate.await.map_err(io::Error::other)?;
-    Ok((rec, epoch.elapsed()))
+    Ok((rec, epoch.elapsed(), max_lag))
 }
 
 /// One logical request: attempts until the arm's [`Retrier`] says stop. Returns
