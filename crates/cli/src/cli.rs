@@ -15,12 +15,18 @@ pub struct Cli {
 pub enum Command {
     /// Run a scenario's arms on a real socket against herd's fault-injecting upstream.
     Bench(BenchArgs),
+    /// Run a scenario's arms in the discrete-event simulator (virtual clock, same policies,
+    /// same report; the JSON is byte-identical for the same scenario, seed and flags).
+    Sim(SimArgs),
     /// Serve the [upstream] part of a scenario until interrupted.
     Upstream(UpstreamArgs),
     /// Show the delays a retry policy waits before each retry.
     Policy(PolicyArgs),
     /// List the embedded scenarios, or print one to copy and edit.
     Scenarios(ScenariosArgs),
+    /// Check a JSON report against load and failure limits: exit 1 when an arm breaks one
+    /// (the retry guard for CI).
+    Check(CheckArgs),
 }
 
 /// Flags shared by runs of a scenario.
@@ -44,6 +50,10 @@ pub struct RunArgs {
     /// Write the JSON report to PATH (`-` for stdout; the table then goes to stderr).
     #[arg(long, value_name = "PATH")]
     pub json: Option<String>,
+    /// Write report.json, timeline.csv, timeline.svg, latency.svg and report.html into DIR
+    /// (created if missing) after a successful run.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
     /// Print nothing but the requested output.
     #[arg(long, short)]
     pub quiet: bool,
@@ -57,6 +67,31 @@ pub struct BenchArgs {
     /// upstream and pool, so counts never mix either way).
     #[arg(long)]
     pub sequential: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SimArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("limits").required(true).multiple(true)))]
+pub struct CheckArgs {
+    /// A JSON report (`herd bench --json` or `--out`).
+    pub report: String,
+    /// Largest allowed `load_multiplier` (server requests / logical requests).
+    #[arg(long, value_name = "X", group = "limits")]
+    pub max_load_multiplier: Option<f64>,
+    /// Largest allowed `peak_rps_multiplier` (busiest 1 s window, server / offered).
+    #[arg(long, value_name = "Y", group = "limits")]
+    pub max_peak_multiplier: Option<f64>,
+    /// Largest allowed `hard_fail_ratio`: a ratio (0.01) or a percentage (1%).
+    #[arg(long, value_name = "Z", group = "limits")]
+    pub max_hard_fail: Option<String>,
+    /// Check only this arm (repeatable); the default is every arm.
+    #[arg(long = "arm", value_name = "ID")]
+    pub arms: Vec<String>,
 }
 
 #[derive(Args, Debug)]

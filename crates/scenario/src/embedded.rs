@@ -24,6 +24,10 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "seed-quick",
         toml: include_str!("../../../scenarios/seed-quick.toml"),
     },
+    Embedded {
+        name: "peers",
+        toml: include_str!("../../../scenarios/peers.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

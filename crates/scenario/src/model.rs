@@ -162,12 +162,71 @@ pub struct Arm {
     /// Identifier, unique in the scenario.
     pub id: String,
     /// The retry policy, built from the arm's `policy`, `jitter`, `retries`, … keys.
+    /// Unused (`none`) when `client` is a real library, which retries by its own rules.
     pub policy: Policy,
     /// The client-wide retry budget (`budget`), if any.
     pub budget: Option<BudgetConfig>,
     /// The overall deadline per logical request (`deadline_ms`), if any.
     pub deadline: Option<Duration>,
+    /// Who makes the requests: herd's replica of the policy, or a real client library.
+    pub client: ArmClient,
 }
+
+/// Who sends an arm's requests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArmClient {
+    /// herd's own driver running the arm's [`Strategy`] (the only kind the simulator runs).
+    Replica,
+    /// A real client in another program, through the external-arm protocol
+    /// (`node-undici`, `node-axios-retry`, …).
+    External(String),
+    /// A real Rust client compiled into herd.
+    Rust(RustPeer),
+}
+
+/// The Rust retry clients herd can run as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RustPeer {
+    /// reqwest-middleware + reqwest-retry's `RetryTransientMiddleware`.
+    ReqwestRetry,
+    /// reqwest's own `retry` support (0.13).
+    ReqwestBuiltin,
+    /// tower's `retry::Retry` with `TpsBudget` and `ExponentialBackoffMaker`.
+    TowerRetry,
+}
+
+impl RustPeer {
+    /// Client ids, as `[[arms]] client = ...` accepts them.
+    pub const NAMES: &'static [&'static str] = &["reqwest-retry", "reqwest-builtin", "tower-retry"];
+
+    /// Parses a client id.
+    pub fn from_name(s: &str) -> Option<RustPeer> {
+        match s {
+            "reqwest-retry" => Some(RustPeer::ReqwestRetry),
+            "reqwest-builtin" => Some(RustPeer::ReqwestBuiltin),
+            "tower-retry" => Some(RustPeer::TowerRetry),
+            _ => None,
+        }
+    }
+
+    /// The client id.
+    pub fn name(self) -> &'static str {
+        match self {
+            RustPeer::ReqwestRetry => "reqwest-retry",
+            RustPeer::ReqwestBuiltin => "reqwest-builtin",
+            RustPeer::TowerRetry => "tower-retry",
+        }
+    }
+}
+
+/// External client ids herd knows how to start (the Node adapter's).
+pub const EXTERNAL_CLIENTS: &[&str] = &[
+    "node-undici",
+    "node-undici-fulljitter",
+    "node-axios-retry",
+    "node-axios-retry-nojitter",
+    "node-axios-retry-fulljitter",
+];
 
 impl Arm {
     /// The arm's whole retry strategy, as the driver and the simulator run it.

@@ -311,13 +311,19 @@ impl Check<'_> {
         if a.id.trim().is_empty() || a.id.contains(char::is_whitespace) {
             return Err(self.err(&k("id"), "must be a non-empty word without spaces"));
         }
+        if let Some(c) = a.client.clone() {
+            return self.real_client(i, a, c);
+        }
+        let Some(profile) = a.policy.clone() else {
+            return Err(self.err(&k("policy"), "an arm needs a `policy` (or a real `client`)"));
+        };
         let (jitter, jitter_factor) = match a.jitter {
             Some(RawJitter::Name(n)) => (Some(n), None),
             Some(RawJitter::Table(t)) => (Some(t.kind), t.factor),
             None => (None, None),
         };
         let spec = PolicySpec {
-            profile: a.policy,
+            profile,
             jitter,
             jitter_factor,
             retries: a.retries,
@@ -350,6 +356,52 @@ impl Check<'_> {
             policy,
             budget,
             deadline,
+            client: ArmClient::Replica,
+        })
+    }
+
+    /// An arm run by a real client library: its own defaults are the point, so herd's
+    /// policy knobs are refused rather than silently ignored.
+    fn real_client(&self, i: usize, a: RawArm, client: String) -> R<Arm> {
+        let k = |x| arm_key(i, x);
+        let kind = if let Some(p) = RustPeer::from_name(&client) {
+            ArmClient::Rust(p)
+        } else if EXTERNAL_CLIENTS.contains(&client.as_str()) {
+            ArmClient::External(client.clone())
+        } else {
+            let mut known: Vec<&str> = RustPeer::NAMES.to_vec();
+            known.extend(EXTERNAL_CLIENTS);
+            return Err(self.err(
+                &k("client"),
+                format!(
+                    "unknown client `{client}` (expected one of: {})",
+                    known.join(", ")
+                ),
+            ));
+        };
+        let knobs = [
+            ("policy", a.policy.is_some()),
+            ("jitter", a.jitter.is_some()),
+            ("retries", a.retries.is_some()),
+            ("base_ms", a.base_ms.is_some()),
+            ("factor", a.factor.is_some()),
+            ("cap_ms", a.cap_ms.is_some()),
+            ("budget", a.budget.is_some()),
+            ("retry_after", a.retry_after.is_some()),
+            ("deadline_ms", a.deadline_ms.is_some()),
+        ];
+        if let Some((knob, _)) = knobs.iter().find(|(_, set)| *set) {
+            return Err(self.err(
+                &k(knob),
+                format!("`{knob}` does not apply to client `{client}`: a real client runs with its own configuration"),
+            ));
+        }
+        Ok(Arm {
+            id: a.id,
+            policy: herd_retry::Policy::new(Profile::None),
+            budget: None,
+            deadline: None,
+            client: kind,
         })
     }
 }
@@ -488,5 +540,27 @@ jitter = { kind = "proportional", factor = 0.5 }
             "retry_after = { above_max = \"sometimes\" }",
         ));
         assert!(m.contains("arms[0].retry_after.above_max"), "{m}");
+    }
+
+    #[test]
+    fn real_clients() {
+        let text = OK.to_string() + "[[arms]]\nid = \"n\"\nclient = \"node-undici\"\n[[arms]]\nid = \"r\"\nclient = \"tower-retry\"\n";
+        let s = parse(&text, "t.toml").unwrap();
+        assert_eq!(s.arms[2].client, ArmClient::External("node-undici".into()));
+        assert_eq!(s.arms[3].client, ArmClient::Rust(RustPeer::TowerRetry));
+        assert_eq!(s.arms[0].client, ArmClient::Replica);
+        let m = msg(&(OK.to_string() + "[[arms]]\nid = \"n\"\nclient = \"node-fetch\"\n"));
+        assert!(
+            m.contains("arms[2].client") && m.contains("node-fetch"),
+            "{m}"
+        );
+        let m = msg(&(OK.to_string()
+            + "[[arms]]\nid = \"n\"\nclient = \"node-undici\"\njitter = \"full\"\n"));
+        assert!(
+            m.contains("arms[2].jitter") && m.contains("does not apply"),
+            "{m}"
+        );
+        let m = msg(&(OK.to_string() + "[[arms]]\nid = \"n\"\n"));
+        assert!(m.contains("arms[2].policy"), "{m}");
     }
 }

@@ -148,7 +148,8 @@ fn reset() -> String {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawArm {
     pub id: String,
-    pub policy: String,
+    pub policy: Option<String>,
+    pub client: Option<String>,
     pub jitter: Option<RawJitter>,
     pub retries: Option<i64>,
     pub base_ms: Option<f64>,

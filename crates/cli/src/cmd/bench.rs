@@ -1,19 +1,23 @@
 //! `herd bench`: every arm on a real socket, each with its own upstream and pool.
 
+use super::emit::{check_out, emit};
 use super::prepare::prepare;
 use super::runtime;
 use crate::cli::BenchArgs;
 use crate::fail::Fail;
-use crate::output::write_out;
 use anyhow::Context;
-use herd_net::driver::{run_arm, ArmRun};
-use herd_scenario::{table, Report};
+use herd_net::driver::{run_arm, ArmRun, Progress};
+use herd_scenario::{Report, Scenario};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Instant;
 
 pub fn run(a: BenchArgs) -> Result<(), Fail> {
     let p = prepare(&a.run)?;
     let s = p.scenario;
     let quiet = a.run.quiet;
+    check_out(&a.run)?;
     if !quiet {
         eprintln!(
             "herd bench {}: {} arm(s), {} requests each at {} req/s{}",
@@ -29,6 +33,8 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
         );
     }
     let started = Instant::now();
+    let bars = (!quiet && std::io::stderr().is_terminal()).then(|| Bars::new(&s));
+    let progress = bars.as_ref().map(Bars::callback);
     let rt = runtime()?;
     let runs: Vec<ArmRun> = rt
         .block_on(async {
@@ -36,7 +42,7 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
                 let mut out = Vec::with_capacity(s.arms.len());
                 for i in 0..s.arms.len() {
                     out.push(
-                        run_arm(&s, i, None)
+                        run_arm(&s, i, progress.clone())
                             .await
                             .with_context(|| format!("arm {}", s.arms[i].id))?,
                     );
@@ -47,7 +53,8 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
                 let handles: Vec<_> = (0..s.arms.len())
                     .map(|i| {
                         let s = shared.clone();
-                        tokio::spawn(async move { run_arm(&s, i, None).await })
+                        let progress = progress.clone();
+                        tokio::spawn(async move { run_arm(&s, i, progress).await })
                     })
                     .collect();
                 let mut out = Vec::with_capacity(handles.len());
@@ -59,29 +66,80 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
             }
         })
         .map_err(Fail::run)?;
+    if let Some(b) = &bars {
+        b.finish();
+    }
     let arms = runs
         .iter()
         .enumerate()
         .map(|(i, r)| r.report(&s, i))
         .collect();
     let report = Report::new("real", &s.name, s.seed, s.load.rate, arms);
-    let table = table::render(&report);
-    if let Some(path) = &a.run.json {
-        let mut json = serde_json::to_vec_pretty(&report).map_err(Fail::run)?;
-        json.push(b'\n');
-        write_out(path, &json).map_err(Fail::run)?;
-        if path == "-" {
-            if !quiet {
-                eprint!("{table}");
-            }
-        } else if !quiet {
-            print!("{table}");
+    let recorders: Vec<_> = runs.iter().map(|r| &r.recorder).collect();
+    emit(&a.run, &report, &s, &p.text, &recorders)?;
+    for (arm, r) in s.arms.iter().zip(&runs) {
+        if r.max_lag.as_millis() >= 20 && !quiet {
+            eprintln!(
+                "warning: arm {}: the driver fell up to {} ms behind schedule (machine too busy?); \
+                 requests then went out in bunches, which inflates burst and peak multipliers",
+                arm.id,
+                r.max_lag.as_millis()
+            );
         }
-    } else {
-        print!("{table}");
     }
     if !quiet {
         eprintln!("wall time {:.1}s", started.elapsed().as_secs_f64());
     }
     Ok(())
+}
+
+/// One progress bar per arm, on stderr; only built when stderr is a terminal.
+struct Bars {
+    multi: MultiProgress,
+    bars: Arc<Vec<ProgressBar>>,
+}
+
+impl Bars {
+    fn new(s: &Scenario) -> Self {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let width = s.arms.iter().map(|a| a.id.len()).max().unwrap_or(0);
+        let style = ProgressStyle::with_template(&format!(
+            "{{prefix:>{width}}} [{{bar:30}}] {{pos:>6}}/{{len}} done, {{msg}} ({{elapsed}})"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+        let bars = s
+            .arms
+            .iter()
+            .map(|arm| {
+                let b = multi.add(ProgressBar::new(s.load.requests));
+                b.set_style(style.clone());
+                b.set_prefix(arm.id.clone());
+                b.set_message("0 failed");
+                b
+            })
+            .collect();
+        Bars {
+            multi,
+            bars: Arc::new(bars),
+        }
+    }
+
+    /// The driver's callback: (arm index, done, failed).
+    fn callback(&self) -> Progress {
+        let bars = self.bars.clone();
+        Arc::new(move |i, done, failed| {
+            if let Some(b) = bars.get(i) {
+                b.set_position(done);
+                b.set_message(format!("{failed} failed"));
+            }
+        })
+    }
+
+    fn finish(&self) {
+        for b in self.bars.iter() {
+            b.finish();
+        }
+        let _ = self.multi.clear();
+    }
 }

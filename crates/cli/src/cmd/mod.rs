@@ -1,9 +1,12 @@
 //! One module per subcommand; each returns `Result<(), Fail>`.
 
 mod bench;
+mod check;
+mod emit;
 mod policy;
 mod prepare;
 mod scenarios;
+mod sim;
 mod upstream;
 
 use crate::cli::{Cli, Command};
@@ -13,9 +16,11 @@ use crate::fail::Fail;
 pub fn run(cli: Cli) -> Result<(), Fail> {
     match cli.command {
         Command::Bench(a) => bench::run(a),
+        Command::Sim(a) => sim::run(a),
         Command::Upstream(a) => upstream::run(a),
         Command::Policy(a) => policy::run(a),
         Command::Scenarios(a) => scenarios::run(a),
+        Command::Check(a) => check::run(a),
     }
 }
 

@@ -12,7 +12,6 @@ pub struct Prepared {
     /// The scenario with overrides applied and arms filtered.
     pub scenario: Scenario,
     /// The scenario text (for reports).
-    #[allow(dead_code)]
     pub text: String,
 }
 

@@ -9,12 +9,17 @@
 //! channel into one [`Recorder`]; server counts come from the upstream itself.
 
 mod attempt;
+mod external;
+pub mod peers;
 
 pub use attempt::HttpClient;
+use peers::{Peer, PeerOptions};
 
 use crate::upstream::Upstream;
 use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
-use herd_scenario::{ArmReport, Arrivals, LogicalRecord, Recorder, Scenario, ServerCounts};
+use herd_scenario::{
+    ArmClient, ArmReport, Arrivals, LogicalRecord, Recorder, Scenario, ServerCounts,
+};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::io;
@@ -37,18 +42,16 @@ pub struct ArmRun {
     /// than a few ms means the machine could not keep up and the offered load came in
     /// bursts, which inflates the burst multiplier.
     pub max_lag: Duration,
+    /// The arm's configuration in words: herd's strategy, or what the real client said.
+    pub policy: String,
 }
 
 impl ArmRun {
     /// The arm's report entry.
     pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
         let arm = &scenario.arms[index];
-        self.recorder.finish(
-            &arm.id,
-            &arm.policy.to_string(),
-            &self.counts,
-            scenario.load.rate,
-        )
+        self.recorder
+            .finish(&arm.id, &self.policy, &self.counts, scenario.load.rate)
     }
 }
 
@@ -66,13 +69,42 @@ pub async fn run_arm(
     let result = drive(scenario, index, &upstream, progress).await;
     let counts = upstream.counts();
     upstream.shutdown().await;
-    let (recorder, wall, max_lag) = result?;
+    let Driven {
+        recorder,
+        wall,
+        max_lag,
+        policy,
+    } = result?;
     Ok(ArmRun {
         max_lag,
+        policy,
         recorder,
         counts,
         wall,
     })
+}
+
+/// What [`drive`] produced.
+pub struct Driven {
+    /// The client side.
+    pub recorder: Recorder,
+    /// Wall time, from the epoch to the last answer.
+    pub wall: Duration,
+    /// See [`ArmRun::max_lag`].
+    pub max_lag: Duration,
+    /// See [`ArmRun::policy`].
+    pub policy: String,
+}
+
+/// Who runs one logical request.
+enum Exec {
+    /// herd's driver and the arm's Retrier.
+    Replica {
+        client: Box<HttpClient>,
+        retrier: Arc<Mutex<Retrier>>,
+    },
+    /// A real Rust client.
+    Peer(Arc<Peer>),
 }
 
 /// Drives arm `index` against a running upstream whose epoch is the run's t = 0.
@@ -81,49 +113,63 @@ pub async fn drive(
     index: usize,
     upstream: &Upstream,
     progress: Option<Progress>,
-) -> io::Result<(Recorder, Duration, Duration)> {
-    let uri: http::Uri = format!("http://{}/", upstream.local_addr())
-        .parse()
-        .map_err(io::Error::other)?;
-    let client = HttpClient::new(
-        uri,
-        scenario.load.method,
-        scenario.client.pool_max_connections,
-        scenario.client.attempt_timeout,
-    );
-    let retrier = Arc::new(Mutex::new(Retrier::new(scenario.arms[index].strategy())));
+) -> io::Result<Driven> {
+    let url = format!("http://{}/", upstream.local_addr());
+    let arm = &scenario.arms[index];
+    let (exec, policy) = match &arm.client {
+        ArmClient::External(client) => {
+            return external::drive(scenario, index, upstream, client, &url, progress).await
+        }
+        ArmClient::Replica => {
+            let uri: http::Uri = url.parse().map_err(io::Error::other)?;
+            let client = HttpClient::new(
+                uri,
+                scenario.load.method,
+                scenario.client.pool_max_connections,
+                scenario.client.attempt_timeout,
+            );
+            let retrier = Arc::new(Mutex::new(Retrier::new(arm.strategy())));
+            (
+                Exec::Replica {
+                    client: Box::new(client),
+                    retrier,
+                },
+                arm.strategy().to_string(),
+            )
+        }
+        ArmClient::Rust(kind) => {
+            let opts = PeerOptions {
+                url: url.clone(),
+                method: http::Method::from_bytes(scenario.load.method.as_str().as_bytes())
+                    .map_err(io::Error::other)?,
+                pool: scenario.client.pool_max_connections,
+                timeout: scenario.client.attempt_timeout,
+            };
+            let peer = Peer::new(*kind, opts).map_err(io::Error::other)?;
+            (Exec::Peer(Arc::new(peer)), Peer::describe(*kind).to_owned())
+        }
+    };
+    let exec = Arc::new(exec);
     let arm_seed = scenario.arm_seed(index);
     let method = scenario.load.method;
     let epoch = upstream.epoch();
-    let (tx, mut rx) = mpsc::unbounded_channel::<LogicalRecord>();
-    let aggregate = tokio::spawn(async move {
-        let mut rec = Recorder::new();
-        while let Some(r) = rx.recv().await {
-            rec.record(&r);
-            if let Some(p) = &progress {
-                p(index, rec.len(), rec.failed());
-            }
-        }
-        rec
-    });
-    let arrivals = Arrivals::new(
-        scenario.load.arrival,
-        scenario.load.rate,
-        scenario.load.requests,
-        scenario.seed,
-    );
+    let (tx, aggregate) = aggregator(index, progress);
     let mut max_lag = Duration::ZERO;
-    for (i, at) in arrivals.enumerate() {
+    for (i, at) in arrivals(scenario).enumerate() {
         let intended = epoch + at;
         tokio::time::sleep_until(intended).await;
         max_lag = max_lag.max(intended.elapsed());
-        let client = client.clone();
-        let retrier = retrier.clone();
+        let exec = exec.clone();
         let tx = tx.clone();
         let rng =
             Pcg64Mcg::seed_from_u64(arm_seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
         tokio::spawn(async move {
-            let (ok, attempts) = logical(&client, &retrier, epoch, method, rng).await;
+            let (ok, attempts) = match &*exec {
+                Exec::Replica { client, retrier } => {
+                    logical(client, retrier, epoch, method, rng).await
+                }
+                Exec::Peer(p) => p.call().await,
+            };
             let _ = tx.send(LogicalRecord {
                 intended: at,
                 latency: intended.elapsed(),
@@ -133,8 +179,45 @@ pub async fn drive(
         });
     }
     drop(tx);
-    let rec = aggregate.await.map_err(io::Error::other)?;
-    Ok((rec, epoch.elapsed(), max_lag))
+    let recorder = aggregate.await.map_err(io::Error::other)?;
+    Ok(Driven {
+        recorder,
+        wall: epoch.elapsed(),
+        max_lag,
+        policy,
+    })
+}
+
+/// The scenario's arrival schedule: the same for every arm and every kind of client.
+fn arrivals(scenario: &Scenario) -> Arrivals {
+    Arrivals::new(
+        scenario.load.arrival,
+        scenario.load.rate,
+        scenario.load.requests,
+        scenario.seed,
+    )
+}
+
+/// The one place finished logical requests go: a channel into the arm's [`Recorder`].
+fn aggregator(
+    index: usize,
+    progress: Option<Progress>,
+) -> (
+    mpsc::UnboundedSender<LogicalRecord>,
+    tokio::task::JoinHandle<Recorder>,
+) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<LogicalRecord>();
+    let handle = tokio::spawn(async move {
+        let mut rec = Recorder::new();
+        while let Some(r) = rx.recv().await {
+            rec.record(&r);
+            if let Some(p) = &progress {
+                p(index, rec.len(), rec.failed());
+            }
+        }
+        rec
+    });
+    (tx, handle)
 }
 
 /// One logical request: attempts until the arm's [`Retrier`] says stop. Returns

@@ -6,6 +6,7 @@
 //! drops it along with the connection.
 
 use super::capacity::{Admission, Capacity};
+use super::metrics;
 use super::{lock, Stats};
 use bytes::Bytes;
 use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed};
@@ -90,6 +91,9 @@ pub(crate) async fn handle<B>(
 ) -> Result<Reply, Infallible> {
     if req.uri().path().starts_with(CONTROL) {
         return Ok(control(&shared, &req));
+    }
+    if req.uri().path() == metrics::PATH {
+        return Ok(metrics_reply(&shared, &req));
     }
     drop(req); // hyper drains any body it can to keep the connection alive.
     let t = shared.now();
@@ -185,6 +189,19 @@ fn control<B>(shared: &Shared, req: &Request<B>) -> Reply {
         (_, "/__herd/stats") => text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n"),
         _ => text(StatusCode::NOT_FOUND, "unknown control endpoint\n"),
     }
+}
+
+/// `/metrics`, which like the control endpoints is neither counted nor faulted.
+fn metrics_reply<B>(shared: &Shared, req: &Request<B>) -> Reply {
+    if req.method() != Method::GET {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n");
+    }
+    let mut r = Response::new(Full::new(Bytes::from(metrics::render(&shared.stats))));
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static(metrics::CONTENT_TYPE),
+    );
+    r
 }
 
 fn text(status: StatusCode, body: &str) -> Reply {

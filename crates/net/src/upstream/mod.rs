@@ -29,11 +29,13 @@
 //! # Control endpoints
 //!
 //! Paths under `/__herd/` are neither counted nor faulted. `GET /__herd/stats` answers a
-//! [`StatsReport`] as JSON.
+//! [`StatsReport`] as JSON. `GET /metrics` (not counted either) serves the same totals and
+//! gauges in the Prometheus text format, to watch a long run live.
 
 mod capacity;
 mod conn;
 mod handler;
+mod metrics;
 mod server;
 mod signal;
 mod stats;

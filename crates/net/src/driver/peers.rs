@@ -1,0 +1,318 @@
+//! Real Rust retry clients as arms, compiled into herd and configured with their own
+//! defaults (only the retry count is explicit where a library has no default):
+//!
+//! - `reqwest-retry`: reqwest-middleware + reqwest-retry 0.9 `RetryTransientMiddleware`
+//!   with retry-policies' `ExponentialBackoff` defaults (1 s minimum, base 2, 30 min cap,
+//!   full jitter) and 3 retries; its default strategy retries 5xx, 408, 429, timeouts and
+//!   connection errors.
+//! - `reqwest-builtin`: reqwest 0.13's own `retry::for_host` with its defaults: 2 retries
+//!   per request, a 20% `TpsBudget` (10 s, 10/s floor), **no backoff**; classified to retry
+//!   5xx, 429 and connection errors.
+//! - `tower-retry`: tower 0.5 `retry::Retry` over hyper-util's client, `TpsBudget::default()`
+//!   (20%, 10 s, 10/s) and `ExponentialBackoffMaker::default()` (50 ms doubling, +99%
+//!   jitter), 3 retries on 5xx, 429 and errors.
+//!
+//! They count attempts where the library lets us see them (a middleware or policy hook
+//! below the retry loop); reqwest's built-in retry hides its attempts, so that arm reports
+//! 0 client attempts. The server's counts are the upstream's either way.
+
+use bytes::Bytes;
+use herd_scenario::RustPeer;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tower::retry::backoff::{Backoff, ExponentialBackoff, ExponentialBackoffMaker, MakeBackoff};
+use tower::retry::budget::{Budget, TpsBudget};
+use tower::{Service, ServiceExt};
+
+/// What a peer is asked to do.
+#[derive(Clone, Debug)]
+pub struct PeerOptions {
+    /// The target.
+    pub url: String,
+    /// The method of every request.
+    pub method: http::Method,
+    /// Idle connections kept per host (reqwest and hyper-util cap idle, not total).
+    pub pool: usize,
+    /// Per-attempt timeout.
+    pub timeout: Option<Duration>,
+}
+
+/// A running Rust peer: one client per arm, shared by its requests.
+pub enum Peer {
+    /// reqwest-retry.
+    ReqwestRetry(reqwest_middleware::ClientWithMiddleware, PeerOptions),
+    /// reqwest's built-in retry.
+    ReqwestBuiltin(reqwest::Client, PeerOptions),
+    /// tower's retry.
+    TowerRetry(Box<TowerPeer>),
+}
+
+/// Per-request attempt counter, carried in the request's extensions.
+#[derive(Clone, Default)]
+struct Attempts(Arc<AtomicU32>);
+
+struct CountAttempts;
+
+#[async_trait::async_trait]
+impl reqwest_middleware::Middleware for CountAttempts {
+    async fn handle(
+        &self,
+        req: reqwest::Request,
+        ext: &mut http::Extensions,
+        next: reqwest_middleware::Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        if let Some(a) = ext.get::<Attempts>() {
+            a.0.fetch_add(1, Ordering::Relaxed);
+        }
+        next.run(req, ext).await
+    }
+}
+
+fn reqwest_client(
+    o: &PeerOptions,
+    retry: Option<reqwest::retry::Builder>,
+) -> reqwest::Result<reqwest::Client> {
+    let mut b = reqwest::Client::builder()
+        .pool_max_idle_per_host(o.pool)
+        .no_proxy();
+    if let Some(t) = o.timeout {
+        b = b.timeout(t);
+    }
+    if let Some(r) = retry {
+        b = b.retry(r);
+    }
+    b.build()
+}
+
+impl Peer {
+    /// Builds the client for `kind`.
+    pub fn new(kind: RustPeer, o: PeerOptions) -> Result<Peer, String> {
+        let err = |e: reqwest::Error| format!("{}: cannot build the client: {e}", kind.name());
+        Ok(match kind {
+            RustPeer::ReqwestRetry => {
+                let policy = reqwest_retry::policies::ExponentialBackoff::builder()
+                    .build_with_max_retries(3);
+                let client =
+                    reqwest_middleware::ClientBuilder::new(reqwest_client(&o, None).map_err(err)?)
+                        .with(reqwest_retry::RetryTransientMiddleware::new_with_policy(
+                            policy,
+                        ))
+                        .with(CountAttempts)
+                        .build();
+                Peer::ReqwestRetry(client, o)
+            }
+            RustPeer::ReqwestBuiltin => {
+                let host = url_host(&o.url);
+                let retry = reqwest::retry::for_host(host).classify_fn(|rr| {
+                    let retryable = match rr.status() {
+                        Some(s) => s.is_server_error() || s.as_u16() == 429,
+                        None => rr.error().is_some(),
+                    };
+                    if retryable {
+                        rr.retryable()
+                    } else {
+                        rr.success()
+                    }
+                });
+                Peer::ReqwestBuiltin(reqwest_client(&o, Some(retry)).map_err(err)?, o)
+            }
+            RustPeer::TowerRetry => Peer::TowerRetry(Box::new(
+                TowerPeer::new(o).map_err(|e| format!("tower-retry: {e}"))?,
+            )),
+        })
+    }
+
+    /// The configuration in words, for the report's `policy`.
+    pub fn describe(kind: RustPeer) -> &'static str {
+        match kind {
+            RustPeer::ReqwestRetry => "reqwest-retry 0.9 RetryTransientMiddleware: ExponentialBackoff defaults (1 s min, base 2, 30 min cap, full jitter), 3 retries; retries 5xx, 408, 429, timeouts, connection errors",
+            RustPeer::ReqwestBuiltin => "reqwest 0.13 retry::for_host defaults: 2 retries, 20% TpsBudget (10 s, 10/s), no backoff; 5xx, 429 and errors retried; attempts not observable",
+            RustPeer::TowerRetry => "tower 0.5 retry: TpsBudget::default() (20%, 10 s, 10/s), ExponentialBackoffMaker::default() (50 ms doubling, +99% jitter), 3 retries on 5xx, 429 and errors",
+        }
+    }
+
+    /// One logical request: (succeeded, attempts seen).
+    pub async fn call(&self) -> (bool, u32) {
+        match self {
+            Peer::ReqwestRetry(c, o) => {
+                let attempts = Attempts::default();
+                let r = c
+                    .request(o.method.clone(), &o.url)
+                    .with_extension(attempts.clone())
+                    .send()
+                    .await;
+                let ok = match r {
+                    Ok(resp) => resp.status().is_success() && resp.bytes().await.is_ok(),
+                    Err(_) => false,
+                };
+                (ok, attempts.0.load(Ordering::Relaxed))
+            }
+            Peer::ReqwestBuiltin(c, o) => {
+                let ok = match c.request(o.method.clone(), &o.url).send().await {
+                    Ok(resp) => resp.status().is_success() && resp.bytes().await.is_ok(),
+                    Err(_) => false,
+                };
+                (ok, 0)
+            }
+            Peer::TowerRetry(t) => t.call().await,
+        }
+    }
+}
+
+fn url_host(url: &str) -> String {
+    url.parse::<http::Uri>()
+        .ok()
+        .and_then(|u| u.host().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+type HyperClient = Client<HttpConnector, Empty<Bytes>>;
+type Req = http::Request<Empty<Bytes>>;
+type Res = http::Response<hyper::body::Incoming>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// tower's retry over hyper-util's client.
+pub struct TowerPeer {
+    client: HyperClient,
+    budget: Arc<TpsBudget>,
+    backoff: ExponentialBackoffMaker,
+    uri: http::Uri,
+    method: http::Method,
+    timeout: Option<Duration>,
+}
+
+impl TowerPeer {
+    fn new(o: PeerOptions) -> Result<TowerPeer, String> {
+        let mut conn = HttpConnector::new();
+        conn.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(o.pool)
+            .retry_canceled_requests(false)
+            .build(conn);
+        Ok(TowerPeer {
+            client,
+            budget: Arc::new(TpsBudget::default()),
+            backoff: ExponentialBackoffMaker::default(),
+            uri: o.url.parse().map_err(|e| format!("{}: {e}", o.url))?,
+            method: o.method,
+            timeout: o.timeout,
+        })
+    }
+
+    async fn call(&self) -> (bool, u32) {
+        let attempts = Arc::new(AtomicU32::new(0));
+        let policy = TowerPolicy {
+            budget: self.budget.clone(),
+            backoff: self.backoff.clone().make_backoff(),
+            left: 3,
+        };
+        let inner = Counted {
+            client: self.client.clone(),
+            timeout: self.timeout,
+            attempts: attempts.clone(),
+        };
+        let mut svc = tower::retry::Retry::new(policy, inner);
+        let req = match http::Request::builder()
+            .method(self.method.clone())
+            .uri(self.uri.clone())
+            .body(Empty::new())
+        {
+            Ok(r) => r,
+            Err(_) => return (false, 0),
+        };
+        let ok = match svc.ready().await {
+            Ok(s) => match s.call(req).await {
+                Ok(resp) => resp.status().is_success() && resp.into_body().collect().await.is_ok(),
+                Err(_) => false,
+            },
+            Err(_) => false,
+        };
+        (ok, attempts.load(Ordering::Relaxed))
+    }
+}
+
+/// hyper-util's client with an attempt timeout and an attempt counter.
+#[derive(Clone)]
+struct Counted {
+    client: HyperClient,
+    timeout: Option<Duration>,
+    attempts: Arc<AtomicU32>,
+}
+
+impl Service<Req> for Counted {
+    type Response = Res;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Res, BoxError>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
+        self.client.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, req: Req) -> Self::Future {
+        self.attempts.fetch_add(1, Ordering::Relaxed);
+        let fut = self.client.call(req);
+        let timeout = self.timeout;
+        Box::pin(async move {
+            match timeout {
+                Some(t) => match tokio::time::timeout(t, fut).await {
+                    Ok(r) => r.map_err(Into::into),
+                    Err(e) => Err(Box::new(e) as BoxError),
+                },
+                None => fut.await.map_err(Into::into),
+            }
+        })
+    }
+}
+
+#[derive(Clone)]
+struct TowerPolicy {
+    budget: Arc<TpsBudget>,
+    backoff: ExponentialBackoff,
+    left: u32,
+}
+
+impl tower::retry::Policy<Req, Res, BoxError> for TowerPolicy {
+    type Future = tokio::time::Sleep;
+
+    fn retry(
+        &mut self,
+        _req: &mut Req,
+        result: &mut Result<Res, BoxError>,
+    ) -> Option<Self::Future> {
+        let retryable = match result {
+            Ok(r) => r.status().is_server_error() || r.status().as_u16() == 429,
+            Err(_) => true,
+        };
+        if !retryable {
+            // tower's documented pattern: a finished request funds future retries.
+            self.budget.deposit();
+            return None;
+        }
+        if self.left == 0 || !self.budget.withdraw() {
+            return None;
+        }
+        self.left -= 1;
+        Some(self.backoff.next_backoff())
+    }
+
+    fn clone_request(&mut self, req: &Req) -> Option<Req> {
+        let mut b = http::Request::builder()
+            .method(req.method().clone())
+            .uri(req.uri().clone())
+            .version(req.version());
+        if let Some(h) = b.headers_mut() {
+            *h = req.headers().clone();
+        }
+        b.body(Empty::new()).ok()
+    }
+}

@@ -1,0 +1,268 @@
+//! The client on the virtual clock: logical requests, the pool's slots, attempt timeouts,
+//! and the arm's retrier.
+//!
+//! It mirrors `herd-net`'s driver: each logical request goes through the arm's
+//! [`herd_retry::Retrier`] (`begin`, then `admit` → attempt → `decide` until done), which
+//! holds the policy, the client-wide budget and the deadline; the simulator only supplies
+//! virtual `now` and the request's own jitter RNG, seeded as the driver seeds it. An
+//! attempt first waits (FIFO) for one of `pool_max_connections` slots; its timeout (the
+//! client's, shortened to what is left of the deadline) covers that wait, the request and
+//! the response; a timed-out attempt frees its slot at the timeout and counts as
+//! `Failed(Timeout)`; an attempt the retrier does not admit is `Failed(Throttled)` and is
+//! never sent.
+//!
+//! Per-request state is one fixed-size slot in a table reused through a free list
+//! (retrier state, deadline, RNG, counters: well under 100 bytes), so memory follows the
+//! requests *in flight*, not the requests *offered*. Finished requests go straight into
+//! the [`Recorder`].
+
+use crate::event::{Answer, Attempt, AttemptId, Event};
+use crate::network;
+use crate::schedule::{nanos, LaneId, Schedule};
+use herd_retry::{Decision, Failure, Method, Outcome, Request, Retrier};
+use herd_scenario::{LogicalRecord, Recorder};
+use rand_pcg::Pcg64Mcg;
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Where a logical request is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Slot unused.
+    Free,
+    /// Between attempts (backing off).
+    Idle,
+    /// The current attempt waits for a pool slot.
+    Waiting,
+    /// The current attempt is on the wire.
+    InFlight,
+}
+
+/// One logical request in flight.
+#[derive(Clone, Debug)]
+struct Req {
+    intended: u64,
+    /// When the current attempt times out (`u64::MAX`: never).
+    deadline: u64,
+    rng: Pcg64Mcg,
+    /// The retrier's per-request state.
+    request: Request,
+    attempts: u32,
+    /// Bumped at every attempt and never reset, so events of earlier attempts (even of an
+    /// earlier request in the same slot) never match.
+    gen: u32,
+    phase: Phase,
+}
+
+/// How the client is wired into the schedule.
+pub(crate) struct Wiring {
+    /// Client → upstream hop.
+    pub up: LaneId,
+    /// The attempt-timeout lane, if attempts time out.
+    pub timeouts: Option<LaneId>,
+}
+
+/// One arm's client.
+pub(crate) struct Client {
+    retrier: Retrier,
+    method: Method,
+    retry_after: Option<Duration>,
+    wiring: Wiring,
+    timeout: Option<u64>,
+    one_way: u64,
+    reqs: Vec<Req>,
+    /// Per slot, the generation of its attempt that is waiting or in flight (0: none).
+    /// A dense copy of what `reqs` says, 4 bytes a slot, so that the many stale events
+    /// (the timeout of every answered attempt) are dropped without touching `reqs`, whose
+    /// slots are large and, with hundreds of thousands of requests backing off, out of cache.
+    armed: Vec<u32>,
+    free: Vec<u32>,
+    slots: usize,
+    waiting: VecDeque<AttemptId>,
+    recorder: Recorder,
+}
+
+impl Client {
+    /// A client with `slots` pool connections, attempts timing out after `timeout`, and
+    /// `retry_after` as the hint an upstream 503 carries when it carries one.
+    pub(crate) fn new(
+        retrier: Retrier,
+        method: Method,
+        slots: usize,
+        timeout: Option<Duration>,
+        retry_after: Option<Duration>,
+        wiring: Wiring,
+    ) -> Self {
+        Client {
+            retrier,
+            method,
+            retry_after,
+            wiring,
+            timeout: timeout.map(nanos),
+            one_way: nanos(network::one_way()),
+            reqs: Vec::new(),
+            armed: Vec::new(),
+            free: Vec::new(),
+            slots,
+            waiting: VecDeque::new(),
+            recorder: Recorder::new(),
+        }
+    }
+
+    /// The finished requests.
+    pub(crate) fn into_recorder(self) -> Recorder {
+        self.recorder
+    }
+
+    /// A new logical request, intended now, with its jitter RNG; its first attempt starts.
+    pub(crate) fn begin(&mut self, s: &mut Schedule<Event>, rng: Pcg64Mcg) {
+        let fresh = Req {
+            intended: s.now(),
+            deadline: u64::MAX,
+            rng,
+            request: self.retrier.begin(Duration::from_nanos(s.now())),
+            attempts: 0,
+            gen: 0,
+            phase: Phase::Idle,
+        };
+        let req = match self.free.pop() {
+            Some(i) => {
+                let slot = &mut self.reqs[i as usize];
+                let gen = slot.gen;
+                *slot = Req { gen, ..fresh };
+                i
+            }
+            None => {
+                self.reqs.push(fresh);
+                self.armed.push(0);
+                (self.reqs.len() - 1) as u32
+            }
+        };
+        self.attempt(s, req);
+    }
+
+    /// Starts the next attempt of `req`, if the retrier admits it.
+    pub(crate) fn attempt(&mut self, s: &mut Schedule<Event>, req: u32) {
+        let now = s.now();
+        let t = Duration::from_nanos(now);
+        let Some(r) = self.reqs.get_mut(req as usize) else {
+            return;
+        };
+        if r.phase != Phase::Idle {
+            return;
+        }
+        if !self.retrier.admit(&r.request, t, &mut r.rng) {
+            return self.conclude(s, req, &Outcome::Failed(Failure::Throttled));
+        }
+        let left = self.retrier.remaining(&r.request, t).map(nanos);
+        let limit = match (self.timeout, left) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        r.gen = r.gen.wrapping_add(1).max(1); // 0 means "none" in `armed`
+        r.attempts += 1;
+        r.deadline = limit.map_or(u64::MAX, |l| now.saturating_add(l));
+        let id = AttemptId { req, gen: r.gen };
+        match (limit, self.wiring.timeouts) {
+            // Nothing left of the deadline: the attempt times out before it is sent.
+            (Some(0), _) => return self.conclude(s, req, &Outcome::Failed(Failure::Timeout)),
+            (Some(l), Some(lane)) if Some(l) == self.timeout => s.via(lane, Event::Timeout(id)),
+            (Some(l), _) => s.at(now.saturating_add(l), Event::Timeout(id)),
+            (None, _) => {}
+        }
+        self.armed[req as usize] = r.gen;
+        if self.slots > 0 {
+            self.slots -= 1;
+            self.send(s, id);
+        } else {
+            r.phase = Phase::Waiting;
+            self.waiting.push_back(id);
+        }
+    }
+
+    /// The request of `id`, if `id` is its current attempt and it is in `phase`.
+    fn current(&mut self, id: AttemptId, phase: Phase) -> Option<&mut Req> {
+        if self.armed.get(id.req as usize) != Some(&id.gen) {
+            return None;
+        }
+        self.reqs
+            .get_mut(id.req as usize)
+            .filter(|r| r.gen == id.gen && r.phase == phase)
+    }
+
+    /// Puts attempt `id`, which holds a slot, on the wire.
+    fn send(&mut self, s: &mut Schedule<Event>, id: AttemptId) {
+        let Some(r) = self.reqs.get_mut(id.req as usize) else {
+            return;
+        };
+        r.phase = Phase::InFlight;
+        let gone_at = r.deadline.saturating_add(self.one_way);
+        s.via(self.wiring.up, Event::AtServer(Attempt { id, gone_at }));
+    }
+
+    /// A slot frees: to the first live waiter, else back to the pool.
+    fn release(&mut self, s: &mut Schedule<Event>) {
+        while let Some(id) = self.waiting.pop_front() {
+            if self.current(id, Phase::Waiting).is_some() {
+                self.send(s, id);
+                return;
+            }
+        }
+        self.slots += 1;
+    }
+
+    /// The upstream's answer to `id` arrives.
+    pub(crate) fn answered(&mut self, s: &mut Schedule<Event>, id: AttemptId, answer: Answer) {
+        if self.current(id, Phase::InFlight).is_none() {
+            return; // the attempt timed out first
+        }
+        self.release(s);
+        let outcome = match answer {
+            Answer::Ok => Outcome::status(200),
+            Answer::Unavailable { hinted } => Outcome::Response {
+                status: 503,
+                retry_after: self.retry_after.filter(|_| hinted),
+            },
+            Answer::Reset => Outcome::Failed(Failure::Reset),
+        };
+        self.conclude(s, id.req, &outcome);
+    }
+
+    /// `id`'s attempt timeout fires.
+    pub(crate) fn timed_out(&mut self, s: &mut Schedule<Event>, id: AttemptId) {
+        if self.current(id, Phase::InFlight).is_some() {
+            self.release(s);
+        } else if self.current(id, Phase::Waiting).is_none() {
+            return; // answered already
+        }
+        self.conclude(s, id.req, &Outcome::Failed(Failure::Timeout));
+    }
+
+    /// Asks the retrier what follows `outcome`.
+    fn conclude(&mut self, s: &mut Schedule<Event>, req: u32, outcome: &Outcome) {
+        let now = s.now();
+        let Some(r) = self.reqs.get_mut(req as usize) else {
+            return;
+        };
+        r.phase = Phase::Idle;
+        self.armed[req as usize] = 0;
+        let t = Duration::from_nanos(now);
+        match self
+            .retrier
+            .decide(&mut r.request, self.method, outcome, t, &mut r.rng)
+        {
+            Decision::Retry { after } if after.is_zero() => self.attempt(s, req),
+            Decision::Retry { after } => s.after(after, Event::Retry { req }),
+            decision => {
+                self.recorder.record(&LogicalRecord {
+                    intended: Duration::from_nanos(r.intended),
+                    latency: Duration::from_nanos(now - r.intended),
+                    ok: decision == Decision::Success,
+                    attempts: r.attempts,
+                });
+                r.phase = Phase::Free;
+                self.free.push(req);
+            }
+        }
+    }
+}

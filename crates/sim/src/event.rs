@@ -1,0 +1,93 @@
+//! What can happen in a run, as small `Copy` values.
+//!
+//! An event names a logical request by its slot in the client's table and an attempt by
+//! that slot's generation number. Generations are never reused by a slot, so an event for
+//! an attempt that is already over (the timeout of an attempt that was answered, the
+//! answer of one that timed out) is recognised as stale and dropped in O(1), instead of
+//! being searched for and cancelled. Keeping events at 24 bytes keeps the queues in cache.
+
+use herd_scenario::HoldAnswer;
+
+/// One thing due at one instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// The next logical request of the arrival schedule is due.
+    Arrive,
+    /// A backoff is over: the request's next attempt starts.
+    Retry {
+        /// The request's slot.
+        req: u32,
+    },
+    /// An attempt reaches the upstream.
+    AtServer(Attempt),
+    /// The upstream finishes something it started for an attempt.
+    ServerDone {
+        /// Which attempt.
+        attempt: Attempt,
+        /// What finished.
+        what: Finish,
+    },
+    /// The upstream's answer reaches the client.
+    AtClient {
+        /// Which attempt.
+        attempt: AttemptId,
+        /// What came back.
+        answer: Answer,
+    },
+    /// The attempt timeout fires.
+    Timeout(AttemptId),
+}
+
+/// One attempt: which request, which try.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AttemptId {
+    /// The request's slot in the client's table.
+    pub req: u32,
+    /// The slot's generation when the attempt started.
+    pub gen: u32,
+}
+
+/// An attempt as the upstream sees it: its id, and when the upstream learns that the
+/// client gave up on it (timeout + one network hop; `u64::MAX` without a timeout). The
+/// real upstream drops a request's handler when its connection closes, so an outcome due
+/// at or after that instant is never sent nor counted — but admitted work runs to the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Attempt {
+    /// Which attempt.
+    pub id: AttemptId,
+    /// When the upstream sees the client's connection close, ns.
+    pub gone_at: u64,
+}
+
+/// What the upstream finishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Finish {
+    /// Work on a worker (normal or stalled): the worker frees, a 200 is sent.
+    Work,
+    /// A delayed injected reset.
+    Reset,
+    /// A hold window's end.
+    Hold(HoldAnswer),
+}
+
+/// An answer on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// 200.
+    Ok,
+    /// 503; `hinted` when it carries the configured `Retry-After`.
+    Unavailable {
+        /// Whether `Retry-After` is set.
+        hinted: bool,
+    },
+    /// TCP RST.
+    Reset,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 24);
+    }
+}

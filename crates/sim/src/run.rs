@@ -1,0 +1,105 @@
+//! One arm on the virtual clock: wire the client, the network and the upstream onto one
+//! [`Schedule`], feed it the arrival schedule, and run until nothing is pending.
+//!
+//! Seeds are the real driver's: arrivals and faults from `scenario.seed` (so every arm
+//! faces the same schedule), each logical request's jitter from the arm seed mixed with its
+//! index. Only the clock differs.
+
+use crate::client::{Client, Wiring};
+use crate::event::Event;
+use crate::network;
+use crate::schedule::{nanos, Schedule};
+use crate::upstream::Server;
+use herd_retry::Retrier;
+use herd_scenario::{ArmReport, Arrivals, Recorder, Scenario, ServerCounts};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::time::Duration;
+
+/// What one simulated arm produced.
+pub struct SimRun {
+    /// The client side: every logical request, finished.
+    pub recorder: Recorder,
+    /// The server side, counted by the model upstream as the real one counts.
+    pub counts: ServerCounts,
+    /// Events the loop processed (for events/s figures).
+    pub events: u64,
+    /// Virtual time when the last event ran.
+    pub end: Duration,
+}
+
+impl SimRun {
+    /// The arm's report entry, as `herd bench` builds it.
+    pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
+        let arm = &scenario.arms[index];
+        self.recorder.finish(
+            &arm.id,
+            &arm.policy.to_string(),
+            &self.counts,
+            scenario.load.rate,
+        )
+    }
+}
+
+/// Simulates arm `index` of `scenario`.
+///
+/// # Panics
+/// If `index` is not an arm of `scenario` (a caller's bug, not bad input).
+pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
+    let arm = &scenario.arms[index];
+    let mut s = Schedule::new();
+    let up = s.add_lane(network::one_way());
+    let down = s.add_lane(network::one_way());
+    let timeouts = scenario.client.attempt_timeout.map(|t| s.add_lane(t));
+    let upstream = &scenario.upstream;
+    let retry_after =
+        (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
+    let mut server = Server::new(upstream, scenario.seed, down);
+    let mut client = Client::new(
+        Retrier::new(arm.strategy()),
+        scenario.load.method,
+        scenario.client.pool_max_connections,
+        scenario.client.attempt_timeout,
+        retry_after,
+        Wiring { up, timeouts },
+    );
+    let arm_seed = scenario.arm_seed(index);
+    let mut arrivals = Arrivals::new(
+        scenario.load.arrival,
+        scenario.load.rate,
+        scenario.load.requests,
+        scenario.seed,
+    )
+    .enumerate();
+    let mut next = arrivals.next();
+    if let Some((_, at)) = next {
+        s.at(nanos(at), Event::Arrive);
+    }
+    while let Some((_, ev)) = s.pop() {
+        match ev {
+            Event::Arrive => {
+                if let Some((i, _)) = next.take() {
+                    let rng = Pcg64Mcg::seed_from_u64(
+                        arm_seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D),
+                    );
+                    client.begin(&mut s, rng);
+                }
+                next = arrivals.next();
+                if let Some((_, at)) = next {
+                    s.at(nanos(at), Event::Arrive);
+                }
+            }
+            Event::Retry { req } => client.attempt(&mut s, req),
+            Event::AtServer(a) => server.arrive(&mut s, a),
+            Event::ServerDone { attempt, what } => server.finish(&mut s, attempt, what),
+            Event::AtClient { attempt, answer } => client.answered(&mut s, attempt, answer),
+            Event::Timeout(id) => client.timed_out(&mut s, id),
+        }
+    }
+    SimRun {
+        recorder: client.into_recorder(),
+        counts: server.into_counts(),
+        events: s.events(),
+        end: Duration::from_nanos(s.now()),
+    }
+}

@@ -1,0 +1,174 @@
+//! The upstream on the virtual clock: counts, fates, workers, the FIFO and shedding.
+//!
+//! It mirrors `herd-net`'s upstream (`upstream/handler.rs`, `upstream/capacity.rs`) step by
+//! step, and decides nothing itself: every fate comes from [`herd_scenario::Upstream::fate`],
+//! drawn in arrival order from one RNG seeded with the scenario seed, exactly as the real
+//! upstream draws them.
+//!
+//! - `Received` is counted when an attempt arrives, before its fate is drawn.
+//! - Injected 503s are answered (and counted) at once; injected resets after `reset_after`;
+//!   held requests at their window's end. None of them uses a worker.
+//! - Work takes a free worker, or waits in a FIFO of `queue_limit`, or is shed (counted
+//!   `Shed`, answered RST or 503 without `Retry-After`) when both are full. A finished
+//!   worker goes straight to the head of the line.
+//! - When the client gives up on an attempt, the real upstream's handler is dropped as
+//!   soon as it sees the connection close: an outcome due from then on is neither sent nor
+//!   counted. Admitted work still runs to the end on its worker (queued work still waits
+//!   for one), because that wasted work is the load herd measures.
+
+use crate::event::{Answer, Attempt, Event, Finish};
+use crate::schedule::{nanos, LaneId, Schedule};
+use herd_scenario::{Fate, HoldAnswer, ServerCounts, ServerEvent, Shed};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Work waiting for a worker.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    attempt: Attempt,
+    service: u64,
+}
+
+/// One arm's upstream.
+pub(crate) struct Server<'a> {
+    config: &'a herd_scenario::Upstream,
+    rng: Pcg64Mcg,
+    /// Most busy workers; `None` is unlimited.
+    workers: Option<usize>,
+    busy: usize,
+    line: VecDeque<Job>,
+    counts: ServerCounts,
+    /// The lane answers travel back to the client on.
+    down: LaneId,
+}
+
+impl<'a> Server<'a> {
+    /// A fresh upstream with the real one's RNG stream; answers go out on `down`.
+    pub(crate) fn new(config: &'a herd_scenario::Upstream, seed: u64, down: LaneId) -> Self {
+        Server {
+            config,
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            workers: (config.workers > 0).then_some(config.workers),
+            busy: 0,
+            line: VecDeque::new(),
+            counts: ServerCounts::new(),
+            down,
+        }
+    }
+
+    /// What was counted.
+    pub(crate) fn into_counts(self) -> ServerCounts {
+        self.counts
+    }
+
+    fn count(&mut self, t: u64, ev: ServerEvent) {
+        self.counts.record(Duration::from_nanos(t), ev);
+    }
+
+    fn answer(&self, s: &mut Schedule<Event>, a: Attempt, answer: Answer) {
+        s.via(
+            self.down,
+            Event::AtClient {
+                attempt: a.id,
+                answer,
+            },
+        );
+    }
+
+    fn hinted(&self) -> bool {
+        self.config.retry_after_s > 0
+    }
+
+    /// An attempt arrives now.
+    pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, a: Attempt) {
+        let now = s.now();
+        self.count(now, ServerEvent::Received);
+        match self.config.fate(Duration::from_nanos(now), &mut self.rng) {
+            Fate::Error503 => {
+                self.count(now, ServerEvent::Error503);
+                let hinted = self.hinted();
+                self.answer(s, a, Answer::Unavailable { hinted });
+            }
+            Fate::Reset { after } if after.is_zero() => self.finish(s, a, Finish::Reset),
+            Fate::Reset { after } => s.after(
+                after,
+                Event::ServerDone {
+                    attempt: a,
+                    what: Finish::Reset,
+                },
+            ),
+            Fate::Hold { until, answer } => s.at(
+                nanos(until),
+                Event::ServerDone {
+                    attempt: a,
+                    what: Finish::Hold(answer),
+                },
+            ),
+            Fate::Work { service, .. } => {
+                let service = nanos(service);
+                if self.workers.map_or(true, |w| self.busy < w) {
+                    self.busy += 1;
+                    self.start(
+                        s,
+                        Job {
+                            attempt: a,
+                            service,
+                        },
+                    );
+                } else if self.line.len() < self.config.queue_limit {
+                    self.line.push_back(Job {
+                        attempt: a,
+                        service,
+                    });
+                } else {
+                    self.count(now, ServerEvent::Shed);
+                    let answer = match self.config.shed {
+                        Shed::Reset => Answer::Reset,
+                        Shed::Status503 => Answer::Unavailable { hinted: false },
+                    };
+                    self.answer(s, a, answer);
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, s: &mut Schedule<Event>, job: Job) {
+        s.at(
+            s.now().saturating_add(job.service),
+            Event::ServerDone {
+                attempt: job.attempt,
+                what: Finish::Work,
+            },
+        );
+    }
+
+    /// Something started for `a` finishes now.
+    pub(crate) fn finish(&mut self, s: &mut Schedule<Event>, a: Attempt, what: Finish) {
+        let now = s.now();
+        let listening = now < a.gone_at;
+        match what {
+            Finish::Work => {
+                if listening {
+                    self.count(now, ServerEvent::Ok);
+                    self.answer(s, a, Answer::Ok);
+                }
+                match self.line.pop_front() {
+                    Some(next) => self.start(s, next),
+                    None => self.busy = self.busy.saturating_sub(1),
+                }
+            }
+            Finish::Reset | Finish::Hold(HoldAnswer::Reset) if listening => {
+                self.count(now, ServerEvent::Reset);
+                self.answer(s, a, Answer::Reset);
+            }
+            Finish::Hold(HoldAnswer::Status503) if listening => {
+                self.count(now, ServerEvent::Error503);
+                let hinted = self.hinted();
+                self.answer(s, a, Answer::Unavailable { hinted });
+            }
+            Finish::Reset | Finish::Hold(_) => {}
+        }
+    }
+}
