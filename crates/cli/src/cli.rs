@@ -24,6 +24,8 @@ pub enum Command {
     Policy(PolicyArgs),
     /// List the embedded scenarios, or print one to copy and edit.
     Scenarios(ScenariosArgs),
+    /// Work with arrival traces (`herd trace synth` writes a seeded example).
+    Trace(TraceArgs),
     /// Check a JSON report against load and failure limits: exit 1 when an arm breaks one
     /// (the retry guard for CI).
     Check(CheckArgs),
@@ -47,6 +49,14 @@ pub struct RunArgs {
     /// Seed for arrivals, faults and jitter, instead of the scenario's.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Replay arrivals from a CSV trace (`t_ms,consumer[,method,path]`) instead of the
+    /// scenario's generated ones (`[load] trace`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
+    /// Skip malformed trace lines (reporting how many, and the first few line numbers)
+    /// instead of refusing the trace.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
     /// Write the JSON report to PATH (`-` for stdout; the table then goes to stderr).
     #[arg(long, value_name = "PATH")]
     pub json: Option<String>,
@@ -153,4 +163,36 @@ pub enum ScenariosAction {
         /// The scenario's name.
         name: String,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    pub action: TraceAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TraceAction {
+    /// Write a synthetic trace: each consumer an independent Poisson stream of units, seeded
+    /// (the same flags give the same bytes).
+    Synth(SynthArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SynthArgs {
+    /// Consumers (the `consumer` column runs from 0 to N-1).
+    #[arg(long, default_value_t = 300, value_name = "N")]
+    pub consumers: u32,
+    /// Length of the trace, seconds.
+    #[arg(long, default_value_t = 40.0, value_name = "S")]
+    pub seconds: f64,
+    /// Units per consumer per second.
+    #[arg(long, default_value_t = 1.0, value_name = "R")]
+    pub rate: f64,
+    /// Seed for the arrival draws.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+    /// Write to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
 }

@@ -21,6 +21,11 @@ fn arm(id: &str, load: f64, peak: f64, hard_fail: f64) -> ArmReport {
         peak_rps_multiplier: peak,
         burst_multiplier: peak * 2.0,
         shed: 0,
+        demand_requests: None,
+        consumer_timeouts: None,
+        abandoned: None,
+        recovery_ms: None,
+        driver_lag_ms: None,
         timeline: vec![],
     }
 }

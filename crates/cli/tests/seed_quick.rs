@@ -9,9 +9,7 @@ use std::collections::HashMap;
 
 #[test]
 fn seed_quick_shows_the_wave_and_jitter_softens_it() {
-    let o = herd(&["bench", "seed-quick", "--json", "-", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    let v: Value = bench_on_schedule(&["seed-quick"]);
     let arms: HashMap<String, &Value> = v["arms"]
         .as_array()
         .unwrap()

@@ -18,7 +18,7 @@ fn json_of(args: &[&str]) -> (Vec<u8>, Value) {
 #[test]
 fn sim_agrees_with_bench_on_seed_quick() {
     let (_, sim) = json_of(&["sim", "seed-quick", "--json", "-", "--quiet"]);
-    let (_, real) = json_of(&["bench", "seed-quick", "--json", "-", "--quiet"]);
+    let real = bench_on_schedule(&["seed-quick"]);
     assert_eq!(sim["mode"], "sim");
     assert_eq!(real["mode"], "real");
     let (sa, ra) = (
@@ -133,5 +133,32 @@ fn file_output_and_flags() {
         "report.html",
     ] {
         assert!(report_dir.join(f).is_file(), "sim --out writes {f}");
+    }
+}
+
+/// Issue 5's acceptance check in the simulator: in `metastable`, every budgeted arm keeps
+/// the load multiplier at or under 1.3 and recovers; the unbudgeted arm puts more load on
+/// the upstream and recovers later, or never.
+#[test]
+fn budgets_end_the_metastable_state() {
+    let (_, v) = json_of(&["sim", "metastable", "--json", "-", "--quiet"]);
+    let arms = v["arms"].as_array().unwrap();
+    let get = |id: &str| {
+        arms.iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("{id}"))
+    };
+    let free = get("fulljitter");
+    for id in ["fulljitter-budget", "token-bucket", "aws-quota", "herd"] {
+        let a = get(id);
+        let lm = a["load_multiplier"].as_f64().unwrap();
+        assert!(lm <= 1.3, "{id}: load multiplier {lm}");
+        assert!(lm < free["load_multiplier"].as_f64().unwrap(), "{id}");
+        let rec = a["recovery_ms"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{id} never recovered"));
+        if let Some(f) = free["recovery_ms"].as_u64() {
+            assert!(rec < f, "{id} recovers sooner ({rec} ms vs {f} ms)");
+        }
     }
 }

@@ -64,6 +64,11 @@ impl Fixture {
                     peak_rps_multiplier: 1.2,
                     burst_multiplier: 2.0,
                     shed: 0,
+                    demand_requests: None,
+                    consumer_timeouts: None,
+                    abandoned: None,
+                    recovery_ms: None,
+                    driver_lag_ms: None,
                     timeline,
                 }
             })

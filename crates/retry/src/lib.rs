@@ -20,6 +20,10 @@
 //! }
 //! ```
 //!
+//! Jitter decides *when* retries land; only a [`budget`] bounds *how many* there are when
+//! the upstream is down. The [`Retrier`] combines the two with an overall deadline, and the
+//! `herd` profile is the combination herd's reports argue for.
+//!
 //! ## Features
 //! - `tower`: [`tower::RetryLayer`], a `tower::Layer` for hyper-util's client, tonic, …
 //! - `reqwest-middleware`: [`reqwest::RetryMiddleware`], a `reqwest_middleware::Middleware`.
@@ -33,7 +37,8 @@
 //! - [`profile`]: real libraries' defaults (undici, axios-retry) and simple baselines;
 //! - [`classify`]: outcomes, failures, methods;
 //! - [`retry_after`]: `Retry-After` parsing with "now" passed in, and what a hint does;
-//! - [`retrier`]: the per-client object that adds budget, deadline and counters to a policy.
+//! - [`retrier`]: the per-client object that adds budget, deadline and counters to a policy;
+//! - [`consumer`]: the retry layer above the client (consumer timeouts that re-issue or abandon).
 
 pub mod backoff;
 pub mod budget;
@@ -42,6 +47,7 @@ pub mod classify;
 mod client;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod clock;
+pub mod consumer;
 pub mod jitter;
 pub mod policy;
 pub mod profile;
@@ -55,6 +61,7 @@ pub mod tower;
 pub use backoff::{Backoff, Delays};
 pub use budget::{AttemptResult, Budget, BudgetConfig};
 pub use classify::{Failure, Method, Outcome};
+pub use consumer::{ConsumerRules, Consumers, OnTimeout};
 pub use jitter::{Jitter, JitterError, JitterInput};
 pub use policy::{Decision, GiveUp, Policy, RetryState};
 pub use profile::Profile;

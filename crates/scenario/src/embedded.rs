@@ -25,6 +25,14 @@ pub const EMBEDDED: &[Embedded] = &[
         toml: include_str!("../../../scenarios/seed-quick.toml"),
     },
     Embedded {
+        name: "metastable",
+        toml: include_str!("../../../scenarios/metastable.toml"),
+    },
+    Embedded {
+        name: "incident",
+        toml: include_str!("../../../scenarios/incident.toml"),
+    },
+    Embedded {
         name: "peers",
         toml: include_str!("../../../scenarios/peers.toml"),
     },

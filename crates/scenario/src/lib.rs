@@ -6,6 +6,7 @@
 
 pub mod arrival;
 pub mod counts;
+pub mod demand;
 pub mod embedded;
 pub mod error;
 pub mod fault;
@@ -14,18 +15,21 @@ pub mod parse;
 pub mod policy_spec;
 mod raw;
 pub mod record;
+pub mod recovery;
 pub mod report;
 pub mod span;
 mod strategy_spec;
 pub mod table;
+pub mod trace;
 
 pub use arrival::Arrivals;
 pub use counts::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
+pub use demand::{Demand, Unit};
 pub use embedded::load;
 pub use error::ScenarioError;
 pub use fault::Fate;
 pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
-pub use record::{LogicalRecord, Recorder};
+pub use record::{ConsumerTally, LogicalRecord, Recorder};
 pub use report::{ArmReport, Report};

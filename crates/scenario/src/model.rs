@@ -5,7 +5,8 @@
 //! only place that reports bad input. Everything downstream (the real upstream, the driver,
 //! the simulator, the report) can take them as given.
 
-use herd_retry::{BudgetConfig, Method, Policy, Strategy};
+use herd_retry::{BudgetConfig, ConsumerRules, Method, Policy, Strategy};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// One scenario: a load, a client, an upstream, and the arms to compare on them.
@@ -25,6 +26,37 @@ pub struct Scenario {
     pub upstream: Upstream,
     /// The strategies compared, each on its own pool and its own upstream instance.
     pub arms: Vec<Arm>,
+    /// `[consumers]`: the retry layer above the client. `None`: each arrival is one
+    /// logical request, as without consumers.
+    pub consumers: Option<ConsumerSpec>,
+}
+
+/// `[consumers]`: who generates the units of work, and what they do when a unit is slow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConsumerSpec {
+    /// How many consumers.
+    pub count: u32,
+    /// Open loop: units per consumer per second. `None` for a closed loop (the rules'
+    /// think time) or a trace (its lines).
+    pub rate: Option<f64>,
+    /// The default rules (timeout, re-issue or abandon, in-flight cap, give-up, think
+    /// time); an arm can override them, see [`Arm::consumers`].
+    pub rules: ConsumerRules,
+    /// The rule keys as written, for arms' overrides to start from.
+    pub fields: RuleFields,
+}
+
+/// `[consumers]` rule keys as written (checked), that arms' `consumers = { ... }` override.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuleFields {
+    /// `timeout_ms`.
+    pub timeout_ms: f64,
+    /// `on_timeout`.
+    pub on_timeout: String,
+    /// `max_in_flight`.
+    pub max_in_flight: i64,
+    /// `give_up_ms`.
+    pub give_up_ms: f64,
 }
 
 /// The offered load: open loop, so a slow upstream cannot slow it down.
@@ -38,6 +70,21 @@ pub struct Load {
     pub arrival: Arrival,
     /// The method of every request (it decides what is idempotent).
     pub method: Method,
+    /// `trace = "FILE"`: arrivals replayed from a recorded trace instead of generated.
+    /// Then `requests` is a cap and `rate` is the trace's mean rate, both set by
+    /// [`crate::trace::resolve`] once the file has been scanned.
+    pub trace: Option<Trace>,
+}
+
+/// A trace to replay (see [`crate::trace`] for the format).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trace {
+    /// The CSV file, resolved against the scenario file's directory.
+    pub path: PathBuf,
+    /// Multiplies every `t_ms` (0.5 replays twice as fast).
+    pub time_scale: f64,
+    /// Skip malformed lines instead of refusing the trace (`--skip-bad-lines`).
+    pub skip_bad_lines: bool,
 }
 
 /// The arrival process.
@@ -170,6 +217,10 @@ pub struct Arm {
     pub deadline: Option<Duration>,
     /// Who makes the requests: herd's replica of the policy, or a real client library.
     pub client: ArmClient,
+    /// The rules this arm's consumers follow: `[consumers]`, with the arm's
+    /// `consumers = { on_timeout, max_in_flight, timeout_ms, give_up_ms }` overrides.
+    /// `None` without `[consumers]`.
+    pub consumers: Option<ConsumerRules>,
 }
 
 /// Who sends an arm's requests.

@@ -41,6 +41,8 @@ struct Check<'a> {
 
 type R<T> = Result<T, ScenarioError>;
 
+mod consumers;
+
 impl Check<'_> {
     fn err(&self, path: &[Seg], message: impl Into<String>) -> ScenarioError {
         let (line, col) = self
@@ -98,7 +100,12 @@ impl Check<'_> {
             return Err(self.err(&keys(&["name"]), "must not be empty"));
         }
         let seed = self.count(&keys(&["seed"]), raw.seed)?;
-        let load = self.load(raw.load)?;
+        let load_rate_set = raw.load.rate.is_some();
+        let mut load = self.load(raw.load)?;
+        let consumers = raw
+            .consumers
+            .map(|c| self.consumers(c, &mut load, load_rate_set))
+            .transpose()?;
         let client = self.client(raw.client)?;
         let upstream = self.upstream(raw.upstream)?;
         if raw.arms.is_empty() {
@@ -108,10 +115,18 @@ impl Check<'_> {
             ));
         }
         let mut arms: Vec<Arm> = Vec::with_capacity(raw.arms.len());
-        for (i, a) in raw.arms.into_iter().enumerate() {
-            let arm = self.arm(i, a, client.attempt_timeout)?;
+        for (i, mut a) in raw.arms.into_iter().enumerate() {
+            let over = a.consumers.take();
+            let mut arm = self.arm(i, a, client.attempt_timeout)?;
+            arm.consumers = self.arm_rules(i, consumers.as_ref(), over)?;
             if arms.iter().any(|x| x.id == arm.id) {
                 return Err(self.err(&arm_key(i, "id"), format!("duplicate arm id `{}`", arm.id)));
+            }
+            if consumers.is_some() && arm.client != ArmClient::Replica {
+                return Err(self.err(
+                    &arm_key(i, "client"),
+                    "[consumers] run through herd's replica of a policy; a real client cannot take part (use `policy`, or drop [consumers])",
+                ));
             }
             arms.push(arm);
         }
@@ -123,17 +138,47 @@ impl Check<'_> {
             client,
             upstream,
             arms,
+            consumers,
         })
     }
 
     fn load(&self, l: RawLoad) -> R<Load> {
         let k = |x| keys(&["load", x]);
-        let requests = self.count(&k("requests"), l.requests)?;
-        if requests == 0 {
-            return Err(self.err(&k("requests"), "must be at least 1"));
+        let trace = match l.trace {
+            Some(t) => Some(self.trace(&t, l.time_scale)?),
+            None if l.time_scale.is_some() => {
+                return Err(self.err(&k("time_scale"), "applies only with `trace`"))
+            }
+            None => None,
+        };
+        if trace.is_some() {
+            for (key, set) in [("rate", l.rate.is_some()), ("arrival", l.arrival.is_some())] {
+                if set {
+                    return Err(self.err(
+                        &k(key),
+                        format!("`{key}` does not apply with `trace`: the trace says when requests arrive (`time_scale` stretches it)"),
+                    ));
+                }
+            }
         }
-        let rate = self.positive(&k("rate"), l.rate)?;
-        let arrival = match l.arrival.as_str() {
+        let requests = match l.requests {
+            Some(n) => {
+                let n = self.count(&k("requests"), n)?;
+                if n == 0 {
+                    return Err(self.err(&k("requests"), "must be at least 1"));
+                }
+                n
+            }
+            // With a trace: every line (`trace::resolve` counts them).
+            None if trace.is_some() => u64::MAX,
+            None => 1000,
+        };
+        // With a trace, a placeholder until `trace::resolve` measures the trace's rate.
+        let rate = match l.rate {
+            Some(r) => self.positive(&k("rate"), r)?,
+            None => 100.0,
+        };
+        let arrival = match l.arrival.as_deref().unwrap_or("poisson") {
             "poisson" => Arrival::Poisson,
             "constant" => Arrival::Constant,
             other => {
@@ -152,6 +197,7 @@ impl Check<'_> {
             rate,
             arrival,
             method,
+            trace,
         })
     }
 
@@ -357,6 +403,7 @@ impl Check<'_> {
             budget,
             deadline,
             client: ArmClient::Replica,
+            consumers: None,
         })
     }
 
@@ -402,6 +449,7 @@ impl Check<'_> {
             budget: None,
             deadline: None,
             client: kind,
+            consumers: None,
         })
     }
 }

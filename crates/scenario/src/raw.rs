@@ -23,6 +23,7 @@ pub(crate) struct RawScenario {
     pub upstream: RawUpstream,
     #[serde(default)]
     pub arms: Vec<RawArm>,
+    pub consumers: Option<RawConsumers>,
 }
 
 fn default_seed() -> i64 {
@@ -32,21 +33,51 @@ fn default_seed() -> i64 {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct RawLoad {
-    pub requests: i64,
-    pub rate: f64,
-    pub arrival: String,
+    /// `None`: 1000, or with a trace, every line.
+    pub requests: Option<i64>,
+    /// `None`: 100, or what `[consumers]` or the trace implies.
+    pub rate: Option<f64>,
+    /// `None`: poisson.
+    pub arrival: Option<String>,
     pub method: String,
+    pub trace: Option<String>,
+    pub time_scale: Option<f64>,
 }
 
 impl Default for RawLoad {
     fn default() -> Self {
         RawLoad {
-            requests: 1000,
-            rate: 100.0,
-            arrival: "poisson".into(),
+            requests: None,
+            rate: None,
+            arrival: None,
             method: "GET".into(),
+            trace: None,
+            time_scale: None,
         }
     }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConsumers {
+    pub count: i64,
+    pub rate: Option<f64>,
+    pub think_ms: Option<f64>,
+    pub timeout_ms: f64,
+    #[serde(default = "reissue")]
+    pub on_timeout: String,
+    #[serde(default)]
+    pub max_in_flight: i64,
+    #[serde(default = "thirty_s")]
+    pub give_up_ms: f64,
+}
+
+fn reissue() -> String {
+    "reissue".into()
+}
+
+fn thirty_s() -> f64 {
+    30_000.0
 }
 
 #[derive(Debug, Deserialize)]
@@ -158,6 +189,16 @@ pub(crate) struct RawArm {
     pub budget: Option<RawBudget>,
     pub retry_after: Option<RawRetryAfter>,
     pub deadline_ms: Option<f64>,
+    pub consumers: Option<RawArmConsumers>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawArmConsumers {
+    pub timeout_ms: Option<f64>,
+    pub on_timeout: Option<String>,
+    pub max_in_flight: Option<i64>,
+    pub give_up_ms: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -3,6 +3,8 @@
 //! stays flat whatever N is. The real driver and the simulator feed the same recorder.
 
 use crate::counts::{ServerCounts, BUCKET};
+use crate::model::Scenario;
+use crate::recovery::recovery_ms;
 use crate::report::{ArmReport, Latency, TimelineRow};
 use hdrhistogram::Histogram;
 use std::time::Duration;
@@ -20,6 +22,19 @@ pub struct LogicalRecord {
     pub attempts: u32,
 }
 
+/// What an arm's consumers did, beyond the units recorded (see [`Recorder::set_consumers`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConsumerTally {
+    /// Logical requests the consumers sent, re-sends included.
+    pub logical_requests: u64,
+    /// Attempts of all those requests (the arm's retrier counts them, cancelled ones too).
+    pub attempts: u64,
+    /// Consumer timeouts that fired on a unit not yet done.
+    pub timeouts: u64,
+    /// Logical requests cancelled.
+    pub abandoned: u64,
+}
+
 /// Aggregates one arm's logical requests.
 pub struct Recorder {
     hist: Histogram<u64>,
@@ -27,6 +42,7 @@ pub struct Recorder {
     succeeded: u64,
     failed: u64,
     attempts: u64,
+    consumers: Option<ConsumerTally>,
 }
 
 impl Default for Recorder {
@@ -44,7 +60,14 @@ impl Recorder {
             succeeded: 0,
             failed: 0,
             attempts: 0,
+            consumers: None,
         }
+    }
+
+    /// With `[consumers]`: the records are units of work, and `tally` says what the
+    /// consumers sent for them; the report then counts requests and attempts from it.
+    pub fn set_consumers(&mut self, tally: ConsumerTally) {
+        self.consumers = Some(tally);
     }
 
     /// Adds one finished logical request.
@@ -90,14 +113,15 @@ impl Recorder {
         id: &str,
         policy: &str,
         server: &ServerCounts,
-        offered_rps: f64,
+        scenario: &Scenario,
     ) -> ArmReport {
+        let offered_rps = scenario.load.rate;
         let n = self.len();
         let sb = server.buckets();
         let received: Vec<u64> = sb.iter().map(|b| b.received).collect();
         let totals = server.totals();
         let rows = self.offered.len().max(sb.len());
-        let timeline = (0..rows)
+        let timeline: Vec<TimelineRow> = (0..rows)
             .map(|i| {
                 let b = sb.get(i).copied().unwrap_or_default();
                 TimelineRow {
@@ -128,12 +152,12 @@ impl Recorder {
         ArmReport {
             id: id.to_owned(),
             policy: policy.to_owned(),
-            logical_requests: n,
+            logical_requests: self.consumers.map_or(n, |c| c.logical_requests),
             succeeded: self.succeeded,
             failed: self.failed,
             hard_fail_ratio: ratio(self.failed, n),
             latency_ms: latency,
-            client_attempts: self.attempts,
+            client_attempts: self.consumers.map_or(self.attempts, |c| c.attempts),
             server_requests: totals.received,
             load_multiplier: ratio(totals.received, n),
             peak_rps_multiplier: round4(peak_multiplier(&self.offered, &received)),
@@ -141,6 +165,11 @@ impl Recorder {
                 received.iter().copied().max().unwrap_or(0) as f64 / per_bucket.max(1e-9),
             ),
             shed: totals.shed,
+            demand_requests: self.consumers.map(|_| n),
+            consumer_timeouts: self.consumers.map(|c| c.timeouts),
+            abandoned: self.consumers.map(|c| c.abandoned),
+            recovery_ms: recovery_ms(&timeline, &scenario.upstream),
+            driver_lag_ms: None,
             timeline,
         }
     }
@@ -238,7 +267,8 @@ mod tests {
                 s.record(t + ms(5), ServerEvent::Received);
             }
         }
-        let a = r.finish("x", "none", &s, 100.0);
+        let scenario = crate::embedded::load("seed-quick").unwrap().scenario;
+        let a = r.finish("x", "none", &s, &scenario);
         assert_eq!(a.logical_requests, 100);
         assert_eq!(a.failed, 10);
         assert_eq!(a.hard_fail_ratio, 0.1);

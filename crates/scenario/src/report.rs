@@ -61,6 +61,27 @@ pub struct ArmReport {
     pub burst_multiplier: f64,
     /// Requests the upstream shed for capacity.
     pub shed: u64,
+    /// With `[consumers]` only: units of work the consumers generated. The latency, the
+    /// `succeeded` / `failed` counts and `hard_fail_ratio` are then per unit (arrival to
+    /// done), `logical_requests` counts every logical request sent (re-sends included),
+    /// and `load_multiplier` / `peak_rps_multiplier` are against this demand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demand_requests: Option<u64>,
+    /// With `[consumers]` only: consumer timeouts that fired on a unit not yet done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer_timeouts: Option<u64>,
+    /// With `[consumers]` only: logical requests cancelled (with their pending retries)
+    /// by `on_timeout = "abandon"` or at give-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned: Option<u64>,
+    /// From the end of the last incident until the upstream is healthy again (see
+    /// [`crate::recovery`]); `null` without incidents or if it never recovers in the run.
+    pub recovery_ms: Option<u64>,
+    /// Real runs only: the furthest the driver fell behind its schedule, ms. Latency is
+    /// measured from the intended time regardless, but above a few ms the offered load
+    /// went out in bunches and the burst and peak figures overstate the arm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_lag_ms: Option<f64>,
     /// 100 ms buckets.
     pub timeline: Vec<TimelineRow>,
 }

@@ -48,11 +48,16 @@ struct Req {
     /// The retrier's per-request state.
     request: Request,
     attempts: u32,
-    /// Bumped at every attempt and never reset, so events of earlier attempts (even of an
-    /// earlier request in the same slot) never match.
+    /// Bumped at every attempt (and at a cancel) and never reset, so events of earlier
+    /// attempts (even of an earlier request in the same slot) never match.
     gen: u32,
     phase: Phase,
+    /// The consumers' id for the request ([`NO_OWNER`] without consumers).
+    owner: u64,
 }
+
+/// The owner of a request no consumer sent: it is recorded as a logical request.
+pub(crate) const NO_OWNER: u64 = u64::MAX;
 
 /// How the client is wired into the schedule.
 pub(crate) struct Wiring {
@@ -80,6 +85,8 @@ pub(crate) struct Client {
     slots: usize,
     waiting: VecDeque<AttemptId>,
     recorder: Recorder,
+    /// Finished requests that have an owner, `(owner, ok)`, for the consumers to take.
+    finished: Vec<(u64, bool)>,
 }
 
 impl Client {
@@ -106,7 +113,18 @@ impl Client {
             slots,
             waiting: VecDeque::new(),
             recorder: Recorder::new(),
+            finished: Vec::new(),
         }
+    }
+
+    /// Attempts sent so far (the retrier's count: cancelled requests' attempts included).
+    pub(crate) fn attempts(&self) -> u64 {
+        self.retrier.counters().attempts
+    }
+
+    /// Takes the owned requests that finished since the last call.
+    pub(crate) fn take_finished(&mut self, into: &mut Vec<(u64, bool)>) {
+        into.append(&mut self.finished);
     }
 
     /// The finished requests.
@@ -114,8 +132,9 @@ impl Client {
         self.recorder
     }
 
-    /// A new logical request, intended now, with its jitter RNG; its first attempt starts.
-    pub(crate) fn begin(&mut self, s: &mut Schedule<Event>, rng: Pcg64Mcg) {
+    /// A new logical request, intended now, with its jitter RNG and its owner; its first
+    /// attempt starts. Returns its slot.
+    pub(crate) fn begin(&mut self, s: &mut Schedule<Event>, rng: Pcg64Mcg, owner: u64) -> u32 {
         let fresh = Req {
             intended: s.now(),
             deadline: u64::MAX,
@@ -124,6 +143,7 @@ impl Client {
             attempts: 0,
             gen: 0,
             phase: Phase::Idle,
+            owner,
         };
         let req = match self.free.pop() {
             Some(i) => {
@@ -139,6 +159,39 @@ impl Client {
             }
         };
         self.attempt(s, req);
+        req
+    }
+
+    /// A backoff is over: the next attempt of `id.req`, unless it was cancelled since.
+    pub(crate) fn retry(&mut self, s: &mut Schedule<Event>, id: AttemptId) {
+        if self
+            .reqs
+            .get(id.req as usize)
+            .is_some_and(|r| r.gen == id.gen)
+        {
+            self.attempt(s, id.req);
+        }
+    }
+
+    /// Cancels request `req` (a consumer abandoned it): as dropping the request's future
+    /// does in the real driver, an attempt on the wire frees its pool slot now, and its
+    /// answer, its timeout and its pending backoff all become stale. The upstream is not
+    /// told (it still finishes admitted work, as the real one does).
+    pub(crate) fn cancel(&mut self, s: &mut Schedule<Event>, req: u32) {
+        let Some(r) = self.reqs.get_mut(req as usize) else {
+            return;
+        };
+        let phase = r.phase;
+        if phase == Phase::Free {
+            return;
+        }
+        r.gen = r.gen.wrapping_add(1).max(1);
+        r.phase = Phase::Free;
+        self.armed[req as usize] = 0;
+        self.free.push(req);
+        if phase == Phase::InFlight {
+            self.release(s);
+        }
     }
 
     /// Starts the next attempt of `req`, if the retrier admits it.
@@ -252,7 +305,14 @@ impl Client {
             .decide(&mut r.request, self.method, outcome, t, &mut r.rng)
         {
             Decision::Retry { after } if after.is_zero() => self.attempt(s, req),
-            Decision::Retry { after } => s.after(after, Event::Retry { req }),
+            Decision::Retry { after } => {
+                s.after(after, Event::Retry(AttemptId { req, gen: r.gen }))
+            }
+            decision if r.owner != NO_OWNER => {
+                self.finished.push((r.owner, decision == Decision::Success));
+                r.phase = Phase::Free;
+                self.free.push(req);
+            }
             decision => {
                 self.recorder.record(&LogicalRecord {
                     intended: Duration::from_nanos(r.intended),

@@ -6,6 +6,7 @@
 //! answer of one that timed out) is recognised as stale and dropped in O(1), instead of
 //! being searched for and cancelled. Keeping events at 24 bytes keeps the queues in cache.
 
+use herd_retry::consumer::Timer;
 use herd_scenario::HoldAnswer;
 
 /// One thing due at one instant.
@@ -13,11 +14,11 @@ use herd_scenario::HoldAnswer;
 pub(crate) enum Event {
     /// The next logical request of the arrival schedule is due.
     Arrive,
-    /// A backoff is over: the request's next attempt starts.
-    Retry {
-        /// The request's slot.
-        req: u32,
-    },
+    /// A backoff is over: the request's next attempt starts. Carries the generation of
+    /// the attempt that failed, so a backoff of a cancelled request is recognised as stale.
+    Retry(AttemptId),
+    /// A consumer timer (timeout, give-up, think time) is due.
+    Consumer(Timer),
     /// An attempt reaches the upstream.
     AtServer(Attempt),
     /// The upstream finishes something it started for an attempt.

@@ -38,6 +38,7 @@
 //! ```
 
 mod client;
+mod consumers;
 mod event;
 pub mod lane;
 pub mod network;

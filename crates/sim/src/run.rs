@@ -3,15 +3,16 @@
 //!
 //! Seeds are the real driver's: arrivals and faults from `scenario.seed` (so every arm
 //! faces the same schedule), each logical request's jitter from the arm seed mixed with its
-//! index. Only the clock differs.
+//! index (with `[consumers]`, with the consumers' request id). Only the clock differs.
 
-use crate::client::{Client, Wiring};
+use crate::client::{Client, Wiring, NO_OWNER};
+use crate::consumers;
 use crate::event::Event;
 use crate::network;
 use crate::schedule::{nanos, Schedule};
 use crate::upstream::Server;
 use herd_retry::Retrier;
-use herd_scenario::{ArmReport, Arrivals, Recorder, Scenario, ServerCounts};
+use herd_scenario::{ArmReport, Demand, Recorder, Scenario, ScenarioError, ServerCounts};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::time::Duration;
@@ -26,22 +27,22 @@ pub struct SimRun {
     pub events: u64,
     /// Virtual time when the last event ran.
     pub end: Duration,
+    /// Why the arrivals ended early, if they did (a trace that could not be read).
+    pub error: Option<ScenarioError>,
 }
 
 impl SimRun {
     /// The arm's report entry, as `herd bench` builds it.
     pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
         let arm = &scenario.arms[index];
-        self.recorder.finish(
-            &arm.id,
-            &arm.policy.to_string(),
-            &self.counts,
-            scenario.load.rate,
-        )
+        self.recorder
+            .finish(&arm.id, &arm.strategy().to_string(), &self.counts, scenario)
     }
 }
 
-/// Simulates arm `index` of `scenario`.
+/// Simulates arm `index` of `scenario`. With a trace, the trace is streamed; a trace that
+/// cannot be read (it changed since [`herd_scenario::trace::resolve`] checked it) ends the
+/// arrivals early and is reported in [`SimRun::error`].
 ///
 /// # Panics
 /// If `index` is not an arm of `scenario` (a caller's bug, not bad input).
@@ -64,42 +65,73 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
         Wiring { up, timeouts },
     );
     let arm_seed = scenario.arm_seed(index);
-    let mut arrivals = Arrivals::new(
-        scenario.load.arrival,
-        scenario.load.rate,
-        scenario.load.requests,
-        scenario.seed,
-    )
-    .enumerate();
+    let (mut demand, mut error) = match Demand::new(scenario) {
+        Ok(d) => (d, None),
+        Err(e) => (Demand::Closed, Some(e)),
+    };
+    let mut consumers = match (&scenario.consumers, arm.consumers) {
+        (Some(c), Some(rules)) => Some(consumers::Driver::new(
+            rules,
+            c.count,
+            scenario.load.requests,
+            arm_seed,
+        )),
+        _ => None,
+    };
+    if let Some(c) = &mut consumers {
+        c.start(&mut s, &mut client, scenario.seed);
+    }
+    let mut arrivals = demand.by_ref().enumerate();
     let mut next = arrivals.next();
-    if let Some((_, at)) = next {
-        s.at(nanos(at), Event::Arrive);
+    if let Some((_, u)) = next {
+        s.at(nanos(u.at), Event::Arrive);
     }
     while let Some((_, ev)) = s.pop() {
         match ev {
             Event::Arrive => {
-                if let Some((i, _)) = next.take() {
-                    let rng = Pcg64Mcg::seed_from_u64(
-                        arm_seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D),
-                    );
-                    client.begin(&mut s, rng);
+                if let Some((i, u)) = next.take() {
+                    match &mut consumers {
+                        Some(c) => c.arrive(&mut s, &mut client, u.consumer),
+                        None => {
+                            let rng = Pcg64Mcg::seed_from_u64(
+                                arm_seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D),
+                            );
+                            client.begin(&mut s, rng, NO_OWNER);
+                        }
+                    }
                 }
                 next = arrivals.next();
-                if let Some((_, at)) = next {
-                    s.at(nanos(at), Event::Arrive);
+                if let Some((_, u)) = next {
+                    s.at(nanos(u.at), Event::Arrive);
                 }
             }
-            Event::Retry { req } => client.attempt(&mut s, req),
+            Event::Retry(id) => client.retry(&mut s, id),
             Event::AtServer(a) => server.arrive(&mut s, a),
             Event::ServerDone { attempt, what } => server.finish(&mut s, attempt, what),
             Event::AtClient { attempt, answer } => client.answered(&mut s, attempt, answer),
             Event::Timeout(id) => client.timed_out(&mut s, id),
+            Event::Consumer(timer) => {
+                if let Some(c) = &mut consumers {
+                    c.fire(&mut s, &mut client, timer);
+                }
+            }
+        }
+        if let Some(c) = &mut consumers {
+            c.collect(&mut s, &mut client);
         }
     }
+    if error.is_none() {
+        error = demand.take_error();
+    }
+    let recorder = match consumers {
+        Some(c) => c.into_recorder(&client),
+        None => client.into_recorder(),
+    };
     SimRun {
-        recorder: client.into_recorder(),
+        recorder,
         counts: server.into_counts(),
         events: s.events(),
         end: Duration::from_nanos(s.now()),
+        error,
     }
 }

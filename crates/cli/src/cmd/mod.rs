@@ -7,6 +7,7 @@ mod policy;
 mod prepare;
 mod scenarios;
 mod sim;
+mod trace;
 mod upstream;
 
 use crate::cli::{Cli, Command};
@@ -21,6 +22,7 @@ pub fn run(cli: Cli) -> Result<(), Fail> {
         Command::Policy(a) => policy::run(a),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Check(a) => check::run(a),
+        Command::Trace(a) => trace::run(a),
     }
 }
 

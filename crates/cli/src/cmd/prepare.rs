@@ -1,11 +1,13 @@
 //! Turns the shared run flags into a validated scenario: load it, apply `--requests`,
-//! `--rate`, `--seed`, `--arm`, and check the output path, all before anything runs.
+//! `--rate`, `--seed`, `--arm`, `--trace`, `--skip-bad-lines`, scan the trace, and check
+//! the output path, all before anything runs.
 
 use crate::cli::RunArgs;
 use crate::fail::Fail;
 use crate::output::check_writable;
 use anyhow::anyhow;
-use herd_scenario::{load, Scenario};
+use herd_scenario::{load, trace, Scenario, Trace};
+use std::path::Path;
 
 /// A scenario ready to run, with where it came from.
 pub struct Prepared {
@@ -19,6 +21,9 @@ pub struct Prepared {
 pub fn prepare(a: &RunArgs) -> Result<Prepared, Fail> {
     let loaded = load(&a.scenario).map_err(Fail::input)?;
     let mut s = loaded.scenario;
+    if let Some(path) = &a.trace {
+        replay(&mut s, path)?;
+    }
     if let Some(n) = a.requests {
         if n == 0 {
             return Err(Fail::input(anyhow!("--requests must be at least 1")));
@@ -31,7 +36,30 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Fail> {
                 "--rate must be greater than 0, got {r}"
             )));
         }
-        s.load.rate = r;
+        rate(&mut s, r)?;
+    }
+    if a.skip_bad_lines {
+        let Some(t) = &mut s.load.trace else {
+            return Err(Fail::input(anyhow!(
+                "--skip-bad-lines applies only with a trace (--trace or [load] trace)"
+            )));
+        };
+        t.skip_bad_lines = true;
+    }
+    if let Some(scan) = trace::resolve(&mut s).map_err(Fail::input)? {
+        if scan.skipped > 0 && !a.quiet {
+            let lines: Vec<String> = scan.first_skipped.iter().map(u64::to_string).collect();
+            let more = if scan.skipped as usize > lines.len() {
+                ", ..."
+            } else {
+                ""
+            };
+            eprintln!(
+                "warning: skipped {} malformed trace line(s) (line {}{more})",
+                scan.skipped,
+                lines.join(", ")
+            );
+        }
     }
     if let Some(seed) = a.seed {
         s.seed = seed;
@@ -56,4 +84,45 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Fail> {
         scenario: s,
         text: loaded.text,
     })
+}
+
+/// `--trace FILE` (relative to the working directory): the trace replaces generated
+/// arrivals; every line is replayed unless `--requests` caps it.
+fn replay(s: &mut Scenario, path: &Path) -> Result<(), Fail> {
+    if let Some(c) = &mut s.consumers {
+        if c.rules.think().is_some() {
+            return Err(Fail::input(anyhow!(
+                "--trace: scenario `{}` has closed-loop consumers (think_ms), whose units start as earlier ones finish; a trace cannot say when",
+                s.name
+            )));
+        }
+        c.rate = None;
+    }
+    let time_scale = s.load.trace.as_ref().map_or(1.0, |t| t.time_scale);
+    s.load.trace = Some(Trace {
+        path: path.to_path_buf(),
+        time_scale,
+        skip_bad_lines: false,
+    });
+    s.load.requests = u64::MAX;
+    Ok(())
+}
+
+/// `--rate R`: the offered rate; with consumers, spread over them.
+fn rate(s: &mut Scenario, r: f64) -> Result<(), Fail> {
+    if s.load.trace.is_some() {
+        return Err(Fail::input(anyhow!(
+            "--rate does not apply to a trace replay (its lines say when; [load] time_scale stretches it)"
+        )));
+    }
+    if let Some(c) = &mut s.consumers {
+        if c.rules.think().is_some() {
+            return Err(Fail::input(anyhow!(
+                "--rate does not apply to closed-loop consumers (think_ms)"
+            )));
+        }
+        c.rate = Some(r / f64::from(c.count));
+    }
+    s.load.rate = r;
+    Ok(())
 }

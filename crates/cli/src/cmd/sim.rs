@@ -39,6 +39,11 @@ pub fn run(a: SimArgs) -> Result<(), Fail> {
     let started = Instant::now();
     let runs = simulate_all(&s);
     let wall = started.elapsed();
+    if let Some(e) = runs.iter().find_map(|r| r.error.as_ref()) {
+        return Err(Fail::run(anyhow::anyhow!(
+            "the trace changed during the run: {e}"
+        )));
+    }
     let arms = runs
         .iter()
         .enumerate()

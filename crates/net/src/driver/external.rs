@@ -39,7 +39,7 @@ pub(super) async fn drive(
     let epoch = upstream.epoch();
     // The schedule is a pure function of the seed, so the intended time of id N is
     // recomputed here rather than kept per request.
-    let schedule: Vec<Duration> = arrivals(scenario).collect();
+    let schedule: Vec<Duration> = arrivals(scenario)?.collect();
     let (tx, aggregate) = aggregator(index, progress);
     let record = |a: &Answered, tx: &UnboundedSender<LogicalRecord>| -> io::Result<()> {
         let at = schedule.get(a.answer.id as usize).copied().ok_or_else(|| {

@@ -9,6 +9,7 @@
 //! channel into one [`Recorder`]; server counts come from the upstream itself.
 
 mod attempt;
+mod consumers;
 mod external;
 pub mod peers;
 
@@ -18,7 +19,7 @@ use peers::{Peer, PeerOptions};
 use crate::upstream::Upstream;
 use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
 use herd_scenario::{
-    ArmClient, ArmReport, Arrivals, LogicalRecord, Recorder, Scenario, ServerCounts,
+    ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts,
 };
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -50,8 +51,11 @@ impl ArmRun {
     /// The arm's report entry.
     pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
         let arm = &scenario.arms[index];
-        self.recorder
-            .finish(&arm.id, &self.policy, &self.counts, scenario.load.rate)
+        let mut r = self
+            .recorder
+            .finish(&arm.id, &self.policy, &self.counts, scenario);
+        r.driver_lag_ms = Some((self.max_lag.as_secs_f64() * 1e4).round() / 10.0);
+        r
     }
 }
 
@@ -129,6 +133,18 @@ pub async fn drive(
                 scenario.client.attempt_timeout,
             );
             let retrier = Arc::new(Mutex::new(Retrier::new(arm.strategy())));
+            if let (Some(c), Some(rules)) = (&scenario.consumers, arm.consumers) {
+                let parts = consumers::Parts {
+                    client,
+                    retrier,
+                    rules,
+                    count: c.count,
+                    epoch: upstream.epoch(),
+                    arm_seed: scenario.arm_seed(index),
+                    policy: arm.strategy().to_string(),
+                };
+                return consumers::drive(scenario, index, parts, progress).await;
+            }
             (
                 Exec::Replica {
                     client: Box::new(client),
@@ -155,7 +171,7 @@ pub async fn drive(
     let epoch = upstream.epoch();
     let (tx, aggregate) = aggregator(index, progress);
     let mut max_lag = Duration::ZERO;
-    for (i, at) in arrivals(scenario).enumerate() {
+    for (i, at) in arrivals(scenario)?.enumerate() {
         let intended = epoch + at;
         tokio::time::sleep_until(intended).await;
         max_lag = max_lag.max(intended.elapsed());
@@ -188,14 +204,11 @@ pub async fn drive(
     })
 }
 
-/// The scenario's arrival schedule: the same for every arm and every kind of client.
-fn arrivals(scenario: &Scenario) -> Arrivals {
-    Arrivals::new(
-        scenario.load.arrival,
-        scenario.load.rate,
-        scenario.load.requests,
-        scenario.seed,
-    )
+/// The scenario's arrival schedule: the same for every arm and every kind of client
+/// (generated from the seed, or streamed from a trace).
+fn arrivals(scenario: &Scenario) -> io::Result<impl Iterator<Item = Duration>> {
+    let demand = Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(demand.map(|u| u.at))
 }
 
 /// The one place finished logical requests go: a channel into the arm's [`Recorder`].

@@ -1,0 +1,486 @@
+//! Consumer rules: the retry layer *above* the HTTP client, as a pure state machine.
+//!
+//! ## Why a second layer is modelled at all
+//!
+//! A client's retry policy is rarely the only one. The code that calls it (a worker, a
+//! browser, a job queue) has its own timeout, and when that fires it sends the *same unit
+//! of work* again as a **new** request, while the original is still retrying underneath:
+//! two layers of retry that don't know about each other. In an incident the product of the
+//! two is the load, and no client-side bench sees it. [`Consumers`] decides what the upper
+//! layer does; the lower layer is the arm's [`crate::Retrier`], unchanged.
+//!
+//! ## Why a state machine that returns actions
+//!
+//! The same rules run on the simulator's virtual clock and on tokio, so they can neither
+//! sleep nor spawn. Every input is an event with `now` passed in (a unit arrives, a timer
+//! fires, a logical request finishes) and every output is an [`Action`] the driver carries
+//! out: send, cancel (in production: drop the request's future, and its backoff timer with
+//! it), arm a timer, record a finished unit. A second copy of these rules in a driver
+//! would be a bug; there is none.
+//!
+//! ## The rules
+//!
+//! - A unit's first logical request is sent when it arrives, unless the consumer already
+//!   has `max_in_flight` logical requests live; then it waits, FIFO, at the consumer.
+//! - `timeout` after its latest send, if the unit is not done, the consumer times out:
+//!   [`OnTimeout::Reissue`] sends a new logical request and leaves the others running;
+//!   [`OnTimeout::Abandon`] cancels the unit's live requests first. Either way the re-send
+//!   goes ahead of waiting units (and, at the cap, waits at the front of the line).
+//! - A logical request that fails outright (its retrier gave up) is not re-sent at once:
+//!   the consumer's only clock is its timeout, so it does not spin on fast failures.
+//! - The unit is done when one of its logical requests succeeds, or `give_up` after it
+//!   arrived (then, with `Abandon`, its live requests are cancelled; with `Reissue` they
+//!   are left to finish, as nobody is listening for them any more).
+//! - Live requests count against `max_in_flight` until they finish or are cancelled, even
+//!   when their unit is already done: they still hold a connection.
+//! - Closed loop (`think`): each consumer starts its first unit at a random offset in
+//!   `[0, think)` and its next one `think` after the previous is done.
+//!
+//! ```
+//! use herd_retry::consumer::{Action, ConsumerRules, Consumers, OnTimeout};
+//! use std::time::Duration;
+//! let ms = Duration::from_millis;
+//! let rules = ConsumerRules::new(ms(3000), OnTimeout::Reissue, 0, ms(30_000), None).unwrap();
+//! let mut c = Consumers::new(rules, 1, u64::MAX);
+//! let mut out = Vec::new();
+//! c.arrive(0, ms(0), &mut out);
+//! assert!(matches!(out[1], Action::Send { unit: 0, request: 0 }));
+//! ```
+
+use rand::Rng;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::time::Duration;
+
+/// What a consumer does when its timeout fires before the unit is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnTimeout {
+    /// Send the unit again as a new logical request; the original keeps retrying.
+    Reissue,
+    /// Cancel the original and its pending retries, then send the unit again.
+    Abandon,
+}
+
+impl OnTimeout {
+    /// The scenario spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnTimeout::Reissue => "reissue",
+            OnTimeout::Abandon => "abandon",
+        }
+    }
+}
+
+/// A rule that cannot work, from [`ConsumerRules::new`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConsumerError {
+    /// `timeout` is zero: the consumer would re-send at the instant it sent.
+    ZeroTimeout,
+    /// `give_up` is zero: every unit would fail on arrival.
+    ZeroGiveUp,
+    /// `think` is zero: a closed loop without a pause is an open loop at infinite rate.
+    ZeroThink,
+}
+
+impl fmt::Display for ConsumerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ConsumerError::ZeroTimeout => "the consumer timeout must be greater than 0",
+            ConsumerError::ZeroGiveUp => "give_up must be greater than 0",
+            ConsumerError::ZeroThink => "think time must be greater than 0",
+        })
+    }
+}
+
+impl std::error::Error for ConsumerError {}
+
+/// One consumer's configuration (every consumer of a run shares it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsumerRules {
+    timeout: Duration,
+    on_timeout: OnTimeout,
+    max_in_flight: u32,
+    give_up: Duration,
+    think: Option<Duration>,
+}
+
+impl ConsumerRules {
+    /// Rules with a consumer `timeout`, what to do at it, a cap on live logical requests
+    /// per consumer (`0`: none), how long after arrival a unit is given up, and, for a
+    /// closed loop, the `think` time between a unit's end and the next one's start.
+    pub fn new(
+        timeout: Duration,
+        on_timeout: OnTimeout,
+        max_in_flight: u32,
+        give_up: Duration,
+        think: Option<Duration>,
+    ) -> Result<Self, ConsumerError> {
+        if timeout.is_zero() {
+            return Err(ConsumerError::ZeroTimeout);
+        }
+        if give_up.is_zero() {
+            return Err(ConsumerError::ZeroGiveUp);
+        }
+        if think.is_some_and(|t| t.is_zero()) {
+            return Err(ConsumerError::ZeroThink);
+        }
+        Ok(ConsumerRules {
+            timeout,
+            on_timeout,
+            max_in_flight,
+            give_up,
+            think,
+        })
+    }
+
+    /// The consumer timeout.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// What happens at the timeout.
+    pub fn on_timeout(&self) -> OnTimeout {
+        self.on_timeout
+    }
+
+    /// The cap on live logical requests per consumer (`0`: none).
+    pub fn max_in_flight(&self) -> u32 {
+        self.max_in_flight
+    }
+
+    /// How long after its arrival a unit is given up.
+    pub fn give_up(&self) -> Duration {
+        self.give_up
+    }
+
+    /// The closed loop's think time, if the loop is closed.
+    pub fn think(&self) -> Option<Duration> {
+        self.think
+    }
+}
+
+/// A timer the driver arms for the consumers and hands back to [`Consumers::fire`].
+/// Small and `Copy` (16 bytes) so it fits in the simulator's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    /// The consumer timeout of `unit`'s `send`-th send (stale if it sent again since).
+    Timeout {
+        /// The unit.
+        unit: u64,
+        /// Which send of the unit armed it (1-based).
+        send: u32,
+    },
+    /// `unit`'s give-up time.
+    GiveUp {
+        /// The unit.
+        unit: u64,
+    },
+    /// Closed loop: `consumer` starts its next unit.
+    Think {
+        /// The consumer's index.
+        consumer: u32,
+    },
+}
+
+/// What the driver must do, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Start a new logical request for `unit` now, through the arm's retrier. `request`
+    /// is unique in the run; report its end with [`Consumers::finished`].
+    Send {
+        /// The unit of work.
+        unit: u64,
+        /// The new logical request.
+        request: u64,
+    },
+    /// Cancel `request` and its pending retries; it will never be reported finished.
+    Cancel {
+        /// The logical request.
+        request: u64,
+    },
+    /// Call [`Consumers::fire`] with `timer` at `at`.
+    Arm {
+        /// When, from the start of the run.
+        at: Duration,
+        /// What.
+        timer: Timer,
+    },
+    /// `unit` is done: record it, with latency from `arrived` to now.
+    Done {
+        /// The unit.
+        unit: u64,
+        /// When it arrived.
+        arrived: Duration,
+        /// Whether one of its logical requests succeeded (otherwise it was given up).
+        ok: bool,
+    },
+}
+
+/// Counters over all consumers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Units of work that arrived.
+    pub units: u64,
+    /// Logical requests sent (first sends and re-sends).
+    pub sent: u64,
+    /// Consumer timeouts that fired on a unit not yet done.
+    pub timeouts: u64,
+    /// Logical requests cancelled (abandoned at a timeout or at give-up).
+    pub abandoned: u64,
+    /// Units given up.
+    pub gave_up: u64,
+}
+
+#[derive(Debug)]
+struct Unit {
+    consumer: u32,
+    arrived: Duration,
+    /// Live logical requests of the unit (one with `Abandon`, a few with `Reissue`).
+    live: Vec<u64>,
+    sends: u32,
+}
+
+#[derive(Debug, Default)]
+struct Consumer {
+    in_flight: u32,
+    waiting: VecDeque<u64>,
+}
+
+/// Every consumer of one arm.
+#[derive(Debug)]
+pub struct Consumers {
+    rules: ConsumerRules,
+    consumers: Vec<Consumer>,
+    /// Units not yet done. Looked up only, never iterated, so hash order cannot leak.
+    units: HashMap<u64, Unit>,
+    /// Live logical request → its consumer and unit.
+    requests: HashMap<u64, (u32, u64)>,
+    next_unit: u64,
+    next_request: u64,
+    /// Closed loop: units still to start.
+    left: u64,
+    tally: Tally,
+}
+
+impl Consumers {
+    /// `count` consumers following `rules`; a closed loop starts at most `units` units.
+    pub fn new(rules: ConsumerRules, count: u32, units: u64) -> Self {
+        Consumers {
+            rules,
+            consumers: (0..count).map(|_| Consumer::default()).collect(),
+            units: HashMap::new(),
+            requests: HashMap::new(),
+            next_unit: 0,
+            next_request: 0,
+            left: units,
+            tally: Tally::default(),
+        }
+    }
+
+    /// The counters so far.
+    pub fn tally(&self) -> Tally {
+        self.tally
+    }
+
+    /// Whether nothing is left to do: no unit pending, no request live, and (closed loop)
+    /// no unit left to start. Timers still armed are then all stale.
+    pub fn is_idle(&self) -> bool {
+        self.units.is_empty()
+            && self.requests.is_empty()
+            && (self.rules.think.is_none() || self.left == 0)
+    }
+
+    /// Closed loop: arms every consumer's first unit at a random offset in `[0, think)`.
+    /// Does nothing for an open loop.
+    pub fn start<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R, out: &mut Vec<Action>) {
+        let Some(think) = self.rules.think else {
+            return;
+        };
+        for consumer in 0..self.consumers.len() as u32 {
+            let at = now + think.mul_f64(rng.random::<f64>());
+            out.push(Action::Arm {
+                at,
+                timer: Timer::Think { consumer },
+            });
+        }
+    }
+
+    /// A unit of work arrives at `consumer` (open loop; a consumer out of range is ignored).
+    pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+        if consumer as usize >= self.consumers.len() {
+            return;
+        }
+        let unit = self.next_unit;
+        self.next_unit += 1;
+        self.tally.units += 1;
+        self.units.insert(
+            unit,
+            Unit {
+                consumer,
+                arrived: now,
+                live: Vec::new(),
+                sends: 0,
+            },
+        );
+        out.push(Action::Arm {
+            at: now + self.rules.give_up,
+            timer: Timer::GiveUp { unit },
+        });
+        self.want(unit, false, now, out);
+        self.pump(consumer, now, out);
+    }
+
+    /// A timer armed by an [`Action::Arm`] is due.
+    pub fn fire(&mut self, timer: Timer, now: Duration, out: &mut Vec<Action>) {
+        match timer {
+            Timer::Think { consumer } => {
+                if self.left > 0 {
+                    self.left -= 1;
+                    self.arrive(consumer, now, out);
+                }
+            }
+            Timer::GiveUp { unit } => {
+                let Some(u) = self.units.remove(&unit) else {
+                    return;
+                };
+                self.tally.gave_up += 1;
+                if self.rules.on_timeout == OnTimeout::Abandon {
+                    for r in &u.live {
+                        self.cancel(*r, out);
+                    }
+                }
+                self.done(unit, &u, false, now, out);
+            }
+            Timer::Timeout { unit, send } => {
+                let Some(u) = self.units.get_mut(&unit) else {
+                    return;
+                };
+                if u.sends != send {
+                    return;
+                }
+                self.tally.timeouts += 1;
+                let consumer = u.consumer;
+                if self.rules.on_timeout == OnTimeout::Abandon {
+                    for r in std::mem::take(&mut u.live) {
+                        self.cancel(r, out);
+                    }
+                }
+                self.want(unit, true, now, out);
+                self.pump(consumer, now, out);
+            }
+        }
+    }
+
+    /// Logical request `request` ended: `ok` if its retrier reported success. A request
+    /// that was cancelled, or is unknown, is ignored.
+    pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut Vec<Action>) {
+        let Some((consumer, unit)) = self.requests.remove(&request) else {
+            return;
+        };
+        if let Some(c) = self.consumers.get_mut(consumer as usize) {
+            c.in_flight = c.in_flight.saturating_sub(1);
+        }
+        if let Some(u) = self.units.get_mut(&unit) {
+            u.live.retain(|r| *r != request);
+            if ok {
+                if let Some(u) = self.units.remove(&unit) {
+                    self.done(unit, &u, true, now, out);
+                }
+            }
+        }
+        self.pump(consumer, now, out);
+    }
+
+    /// `unit` needs a send: now if its consumer has room and nobody waits ahead of it
+    /// (a re-send goes ahead), else in line.
+    fn want(&mut self, unit: u64, resend: bool, now: Duration, out: &mut Vec<Action>) {
+        let Some(consumer) = self.units.get(&unit).map(|u| u.consumer) else {
+            return;
+        };
+        let cap = self.rules.max_in_flight;
+        let Some(c) = self.consumers.get_mut(consumer as usize) else {
+            return;
+        };
+        let room = cap == 0 || c.in_flight < cap;
+        if room && (resend || c.waiting.is_empty()) {
+            self.send(unit, now, out);
+        } else if resend {
+            c.waiting.push_front(unit);
+        } else {
+            c.waiting.push_back(unit);
+        }
+    }
+
+    /// Starts waiting units while their consumer has room.
+    fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+        let cap = self.rules.max_in_flight;
+        loop {
+            let Some(c) = self.consumers.get_mut(consumer as usize) else {
+                return;
+            };
+            if cap != 0 && c.in_flight >= cap {
+                return;
+            }
+            let Some(unit) = c.waiting.pop_front() else {
+                return;
+            };
+            // A unit given up while it waited is gone: skip it.
+            if self.units.contains_key(&unit) {
+                self.send(unit, now, out);
+            }
+        }
+    }
+
+    fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) {
+        let Some(u) = self.units.get_mut(&unit) else {
+            return;
+        };
+        let request = self.next_request;
+        self.next_request += 1;
+        u.live.push(request);
+        u.sends += 1;
+        let (consumer, send) = (u.consumer, u.sends);
+        self.requests.insert(request, (consumer, unit));
+        if let Some(c) = self.consumers.get_mut(consumer as usize) {
+            c.in_flight += 1;
+        }
+        self.tally.sent += 1;
+        out.push(Action::Send { unit, request });
+        out.push(Action::Arm {
+            at: now + self.rules.timeout,
+            timer: Timer::Timeout { unit, send },
+        });
+    }
+
+    fn cancel(&mut self, request: u64, out: &mut Vec<Action>) {
+        let Some((consumer, _)) = self.requests.remove(&request) else {
+            return;
+        };
+        if let Some(c) = self.consumers.get_mut(consumer as usize) {
+            c.in_flight = c.in_flight.saturating_sub(1);
+        }
+        self.tally.abandoned += 1;
+        out.push(Action::Cancel { request });
+    }
+
+    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut Vec<Action>) {
+        out.push(Action::Done {
+            unit,
+            arrived: u.arrived,
+            ok,
+        });
+        if let Some(think) = self.rules.think {
+            out.push(Action::Arm {
+                at: now + think,
+                timer: Timer::Think {
+                    consumer: u.consumer,
+                },
+            });
+        }
+        self.pump(u.consumer, now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,115 @@
+//! The consumers on the virtual clock: [`herd_retry::Consumers`] decides, this carries
+//! out. A `Send` begins a logical request in the client with the consumers' request id as
+//! its owner; a `Cancel` invalidates that request's pending events (its generation moves
+//! on, so its answer, timeout and backoff are dropped as stale); an `Arm` is an event on
+//! the schedule; a `Done` unit goes into the recorder, latency from its arrival.
+
+use crate::client::Client;
+use crate::event::Event;
+use crate::schedule::{nanos, Schedule};
+use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
+use herd_scenario::{ConsumerTally, LogicalRecord, Recorder};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// One arm's consumers and the bookkeeping between their ids and the client's slots.
+pub(crate) struct Driver {
+    rules: Consumers,
+    /// Live request id → client slot (only for cancels). Looked up, never iterated.
+    slots: HashMap<u64, u32>,
+    arm_seed: u64,
+    recorder: Recorder,
+    actions: Vec<Action>,
+    finished: Vec<(u64, bool)>,
+}
+
+impl Driver {
+    /// `count` consumers following `rules`, starting at most `units` units (closed loop).
+    pub(crate) fn new(rules: ConsumerRules, count: u32, units: u64, arm_seed: u64) -> Self {
+        Driver {
+            rules: Consumers::new(rules, count, units),
+            slots: HashMap::new(),
+            arm_seed,
+            recorder: Recorder::new(),
+            actions: Vec::new(),
+            finished: Vec::new(),
+        }
+    }
+
+    /// Closed loop: every consumer's first unit (think-time offsets drawn from `seed`).
+    pub(crate) fn start(&mut self, s: &mut Schedule<Event>, client: &mut Client, seed: u64) {
+        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x7417_C0DE);
+        self.rules.start(now(s), &mut rng, &mut self.actions);
+        self.apply(s, client);
+    }
+
+    /// A unit arrives at `consumer`.
+    pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, client: &mut Client, consumer: u32) {
+        self.rules.arrive(consumer, now(s), &mut self.actions);
+        self.apply(s, client);
+    }
+
+    /// A consumer timer is due.
+    pub(crate) fn fire(&mut self, s: &mut Schedule<Event>, client: &mut Client, timer: Timer) {
+        self.rules.fire(timer, now(s), &mut self.actions);
+        self.apply(s, client);
+    }
+
+    /// Hands the client's finished requests to the consumers (call after every event).
+    pub(crate) fn collect(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
+        client.take_finished(&mut self.finished);
+        while !self.finished.is_empty() {
+            for (request, ok) in std::mem::take(&mut self.finished) {
+                self.slots.remove(&request);
+                self.rules.finished(request, ok, now(s), &mut self.actions);
+            }
+            self.apply(s, client);
+            // A send can finish at once (a throttled first attempt): go round again.
+            client.take_finished(&mut self.finished);
+        }
+    }
+
+    fn apply(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
+        for a in std::mem::take(&mut self.actions) {
+            match a {
+                Action::Send { request, .. } => {
+                    let rng = Pcg64Mcg::seed_from_u64(
+                        self.arm_seed ^ request.wrapping_mul(0x2545_F491_4F6C_DD1D),
+                    );
+                    let slot = client.begin(s, rng, request);
+                    self.slots.insert(request, slot);
+                }
+                Action::Cancel { request } => {
+                    if let Some(slot) = self.slots.remove(&request) {
+                        client.cancel(s, slot);
+                    }
+                }
+                Action::Arm { at, timer } => s.at(nanos(at), Event::Consumer(timer)),
+                Action::Done { arrived, ok, .. } => self.recorder.record(&LogicalRecord {
+                    intended: arrived,
+                    latency: now(s).saturating_sub(arrived),
+                    ok,
+                    attempts: 0,
+                }),
+            }
+        }
+    }
+
+    /// The units recorded, with the consumers' tally and the client's attempt count.
+    pub(crate) fn into_recorder(mut self, client: &Client) -> Recorder {
+        let t = self.rules.tally();
+        self.recorder.set_consumers(ConsumerTally {
+            logical_requests: t.sent,
+            attempts: client.attempts(),
+            timeouts: t.timeouts,
+            abandoned: t.abandoned,
+        });
+        self.recorder
+    }
+}
+
+fn now(s: &Schedule<Event>) -> Duration {
+    Duration::from_nanos(s.now())
+}
