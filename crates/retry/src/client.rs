@@ -76,17 +76,13 @@ impl Shared {
         let mut req = lock(&self.retrier).begin(clock::now());
         let mut last: Option<Ended<T, E>> = None;
         loop {
-            let (admitted, remaining) = {
+            let (admitted, timeout) = {
                 let mut r = lock(&self.retrier);
                 let mut rng = lock(&self.rng);
                 (
                     r.admit(&req, clock::now(), &mut *rng),
-                    r.remaining(&req, clock::now()),
+                    r.attempt_timeout(&req, clock::now(), self.attempt_timeout),
                 )
-            };
-            let timeout = match (self.attempt_timeout, remaining) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
             };
             let (outcome, result) = if !admitted {
                 (Outcome::Failed(Failure::Throttled), Ended::Throttled)

@@ -177,6 +177,21 @@ impl Retrier {
             .map(|d| (req.started + d).saturating_sub(now))
     }
 
+    /// The timeout for the next attempt: the client's per-attempt timeout, shortened to
+    /// what is left of the deadline (`None`: neither applies). Every driver asks this, so
+    /// an attempt never outlives its request's deadline anywhere.
+    pub fn attempt_timeout(
+        &self,
+        req: &Request,
+        now: Duration,
+        per_attempt: Option<Duration>,
+    ) -> Option<Duration> {
+        match (per_attempt, self.remaining(req, now)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Decides what follows an attempt that ended at `now` with `outcome`.
     pub fn decide<R: Rng + ?Sized>(
         &mut self,
@@ -329,6 +344,27 @@ mod tests {
         assert!(c.retries >= 150, "{c:?}");
         assert!(c.refused_by_budget >= 950, "{c:?}");
         assert_eq!(c.failed, 1000);
+    }
+
+    #[test]
+    fn attempt_timeout_is_bounded_by_the_deadline() {
+        let mut r = Retrier::new(Strategy {
+            deadline: Some(ms(1000)),
+            ..Strategy::new(Profile::Undici)
+        });
+        let req = r.begin(ms(0));
+        assert_eq!(
+            r.attempt_timeout(&req, ms(0), Some(ms(2000))),
+            Some(ms(1000))
+        );
+        assert_eq!(
+            r.attempt_timeout(&req, ms(800), Some(ms(100))),
+            Some(ms(100))
+        );
+        assert_eq!(r.attempt_timeout(&req, ms(800), None), Some(ms(200)));
+        assert_eq!(r.attempt_timeout(&req, ms(1500), None), Some(ms(0)));
+        let free = Retrier::new(Strategy::new(Profile::Undici));
+        assert_eq!(free.attempt_timeout(&req, ms(5), None), None);
     }
 
     #[test]

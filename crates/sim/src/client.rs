@@ -207,11 +207,10 @@ impl Client {
         if !self.retrier.admit(&r.request, t, &mut r.rng) {
             return self.conclude(s, req, &Outcome::Failed(Failure::Throttled));
         }
-        let left = self.retrier.remaining(&r.request, t).map(nanos);
-        let limit = match (self.timeout, left) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let limit = self
+            .retrier
+            .attempt_timeout(&r.request, t, self.timeout.map(Duration::from_nanos))
+            .map(nanos);
         r.gen = r.gen.wrapping_add(1).max(1); // 0 means "none" in `armed`
         r.attempts += 1;
         r.deadline = limit.map_or(u64::MAX, |l| now.saturating_add(l));

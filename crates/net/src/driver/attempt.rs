@@ -54,16 +54,17 @@ impl HttpClient {
     /// Sends one attempt and classifies the result. The timeout covers waiting for a
     /// connection, the request and the whole response body.
     pub async fn attempt(&self) -> Outcome {
-        self.attempt_within(None).await
+        self.attempt_within(self.timeout).await
     }
 
-    /// Like [`HttpClient::attempt`], with the timeout shortened to `limit` when that is
-    /// sooner (what is left of a request's deadline).
-    pub async fn attempt_within(&self, limit: Option<Duration>) -> Outcome {
-        let timeout = match (self.timeout, limit) {
-            (Some(t), Some(l)) => Some(t.min(l)),
-            (t, l) => t.or(l),
-        };
+    /// The client's per-attempt timeout (from the scenario).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Like [`HttpClient::attempt`], with `timeout` instead of the client's own (the
+    /// caller asks the request's [`herd_retry::Retrier::attempt_timeout`]).
+    pub async fn attempt_within(&self, timeout: Option<Duration>) -> Outcome {
         let fut = self.send();
         match timeout {
             Some(t) => tokio::time::timeout(t, fut)

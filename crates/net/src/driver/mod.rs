@@ -254,7 +254,10 @@ async fn logical(
     loop {
         let (admitted, remaining) = {
             let mut r = lock();
-            (r.admit(&req, now(), &mut rng), r.remaining(&req, now()))
+            (
+                r.admit(&req, now(), &mut rng),
+                r.attempt_timeout(&req, now(), client.timeout()),
+            )
         };
         let outcome = if admitted {
             attempts += 1;
