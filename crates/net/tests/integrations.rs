@@ -18,16 +18,8 @@ use tower::{Service, ServiceBuilder, ServiceExt};
 fn upstream(error_rate: f64) -> sc::Upstream {
     sc::Upstream {
         error_rate,
-        retry_after_s: 0,
-        reset_rate: 0.0,
-        reset_after: Duration::ZERO,
-        stall_rate: 0.0,
-        stall: Duration::ZERO,
         service_time: sc::ServiceTime::Constant { ms: 1.0 },
-        workers: 0,
-        queue_limit: 0,
-        shed: sc::Shed::Status503,
-        incidents: vec![],
+        ..sc::Upstream::fault_free()
     }
 }
 

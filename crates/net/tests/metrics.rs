@@ -2,7 +2,7 @@
 //! and gauges, and scraping is not counted as traffic.
 
 use herd_net::upstream::Upstream;
-use herd_scenario::{self as sc, ServiceTime, Shed};
+use herd_scenario as sc;
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,16 +13,7 @@ use tokio::net::TcpStream;
 fn config(error_rate: f64) -> sc::Upstream {
     sc::Upstream {
         error_rate,
-        retry_after_s: 0,
-        reset_rate: 0.0,
-        reset_after: Duration::ZERO,
-        stall_rate: 0.0,
-        stall: Duration::ZERO,
-        service_time: ServiceTime::Constant { ms: 0.0 },
-        workers: 0,
-        queue_limit: 0,
-        shed: Shed::Status503,
-        incidents: vec![],
+        ..sc::Upstream::fault_free()
     }
 }
 

@@ -18,19 +18,7 @@ fn ms(x: u64) -> Duration {
 
 /// An upstream that does nothing wrong and has unlimited workers.
 fn calm() -> sc::Upstream {
-    sc::Upstream {
-        error_rate: 0.0,
-        retry_after_s: 0,
-        reset_rate: 0.0,
-        reset_after: Duration::ZERO,
-        stall_rate: 0.0,
-        stall: Duration::ZERO,
-        service_time: ServiceTime::Constant { ms: 0.0 },
-        workers: 0,
-        queue_limit: 0,
-        shed: Shed::Status503,
-        incidents: vec![],
-    }
+    sc::Upstream::fault_free()
 }
 
 fn incident(start: u64, duration: u64) -> Incident {

@@ -132,6 +132,27 @@ pub struct Upstream {
     pub incidents: Vec<Incident>,
 }
 
+impl Upstream {
+    /// An upstream that never fails and answers at once, with no capacity limit: the
+    /// starting point for tests and examples that add one fault at a time
+    /// (`Upstream { error_rate: 1.0, ..Upstream::fault_free() }`).
+    pub fn fault_free() -> Upstream {
+        Upstream {
+            error_rate: 0.0,
+            retry_after_s: 0,
+            reset_rate: 0.0,
+            reset_after: Duration::ZERO,
+            stall_rate: 0.0,
+            stall: Duration::ZERO,
+            service_time: ServiceTime::Constant { ms: 0.0 },
+            workers: 0,
+            queue_limit: 0,
+            shed: Shed::Status503,
+            incidents: vec![],
+        }
+    }
+}
+
 /// A service-time distribution.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ServiceTime {
