@@ -24,6 +24,9 @@ import axios from 'axios';
 import axiosRetry from 'axios-retry';
 
 const PROTOCOL = 1;
+// Sent on every attempt of logical request N (the libraries re-send a request's headers
+// on each retry), so herd's upstream can time each request's first retry.
+const REQUEST_ID_HEADER = 'x-herd-request';
 const require = createRequire(import.meta.url);
 const version = (pkg) => require(`${pkg}/package.json`).version;
 
@@ -116,7 +119,7 @@ function fullJitterRetry(err, { state, opts }, cb) {
   setTimeout(() => cb(null), delay);
 }
 
-function undiciArm({ client, target, method, pool, timeoutMs }) {
+function undiciArm({ client, target, method, pool, timeoutMs }, { warmup = false } = {}) {
   const agentOpts = {
     connections: pool,
     keepAliveTimeout: 4000,
@@ -126,6 +129,8 @@ function undiciArm({ client, target, method, pool, timeoutMs }) {
   };
   const jitter = client === 'node-undici-fulljitter';
   const retryOpts = jitter ? { retry: fullJitterRetry } : {};
+  // Warm-up only: the same code paths without waiting for the backoff.
+  if (warmup) retryOpts.minTimeout = 0;
   const dispatcher = new RetryAgent(new Agent(agentOpts).compose(countAttempts), retryOpts);
   const d = UNDICI_DEFAULTS;
   const policy = `undici ${version('undici')} RetryAgent(${jitter ? 'retry: full-jitter callback' : 'defaults'}): `
@@ -138,10 +143,11 @@ function undiciArm({ client, target, method, pool, timeoutMs }) {
   const origin = target.origin;
   const path = `${target.pathname}${target.search}`;
 
-  async function run() {
+  async function run(id) {
     const opaque = { attempts: 0 };
     try {
-      const res = await dispatcher.request({ origin, path, method, opaque });
+      const headers = { [REQUEST_ID_HEADER]: String(id) };
+      const res = await dispatcher.request({ origin, path, method, headers, opaque });
       await res.body.dump();
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return { ok, status: res.statusCode, error: null, attempts: opaque.attempts };
@@ -178,7 +184,7 @@ const AXIOS_DELAYS = {
   },
 };
 
-function axiosArm({ client, target, method, pool, timeoutMs }) {
+function axiosArm({ client, target, method, pool, timeoutMs }, { warmup = false } = {}) {
   const delay = AXIOS_DELAYS[client];
   const httpAgent = new http.Agent({ keepAlive: true, maxSockets: pool });
   const instance = axios.create({
@@ -189,7 +195,8 @@ function axiosArm({ client, target, method, pool, timeoutMs }) {
     // Keep the body as bytes we never parse: the adapter's cost should be the library's.
     transformResponse: [(data) => data],
   });
-  axiosRetry(instance, { retryDelay: delay.fn });
+  // Warm-up only: the same code paths without waiting for the backoff.
+  axiosRetry(instance, { retryDelay: warmup ? () => 0 : delay.fn });
   const policy = `axios ${version('axios')} + axios-retry ${version('axios-retry')}: retries 3, `
     + `retryDelay ${delay.text}; condition isNetworkOrIdempotentRequestError `
     + `(network errors except ECONNABORTED on any method; 429/5xx on idempotent methods); `
@@ -201,9 +208,10 @@ function axiosArm({ client, target, method, pool, timeoutMs }) {
     return typeof n === 'number' ? n + 1 : null;
   };
 
-  async function run() {
+  async function run(id) {
     try {
-      const res = await instance.request({ url, method });
+      const headers = { [REQUEST_ID_HEADER]: String(id) };
+      const res = await instance.request({ url, method, headers });
       return { ok: true, status: res.status, error: null, attempts: attemptsOf(res.config) };
     } catch (err) {
       const status = err.response ? err.response.status : null;
@@ -228,6 +236,49 @@ const CLIENTS = {
 const opts = parseArgs(process.argv.slice(2));
 const build = CLIENTS[opts.client];
 if (!build) fail(`unknown client ${opts.client} (expected one of: ${Object.keys(CLIENTS).join(', ')})`);
+
+// ---------------------------------------------------------------------------------------
+// Warm-up, before the handshake.
+//
+// herd's t = 0 is the handshake, and a Node process that just started runs its first
+// requests, and above all its rarely taken error and retry paths, through V8's
+// interpreter: measured on a 2-core machine, a wave of 30 axios retries reached the wire
+// ~30 ms late in a cold process. A production client is a long-lived, warm process, so
+// the adapter first drives the same library, built the same way but with zero backoff,
+// against a throwaway server of its own on loopback (never herd's upstream, which counts
+// everything) that answers 200, 503 and TCP resets in turn, in concurrent batches like
+// the retry waves herd provokes. Then it closes all of that and says hello.
+
+const WARMUP_BATCHES = 10;
+const WARMUP_BATCH = 40;
+
+async function warmUp(options) {
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    n += 1;
+    if (n % 4 === 1) {
+      res.statusCode = 503;
+      res.end('warm-up 503');
+    } else if (n % 4 === 2) {
+      req.socket.resetAndDestroy();
+    } else {
+      res.end('ok');
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const target = new URL(`http://127.0.0.1:${server.address().port}/`);
+  const warm = build({ ...options, target }, { warmup: true });
+  for (let b = 0; b < WARMUP_BATCHES; b += 1) {
+    const batch = [];
+    for (let i = 0; i < WARMUP_BATCH; i += 1) batch.push(warm.run(b * WARMUP_BATCH + i));
+    await Promise.all(batch);
+  }
+  await Promise.resolve(warm.close()).catch(() => {});
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+}
+
+await warmUp(opts);
 const arm = build(opts);
 
 // herd going away closes our stdout; nothing is left to do then.
@@ -277,7 +328,7 @@ input.on('line', (line) => {
   }
   if (!Number.isSafeInteger(id) || id < 0) fail(`stdin line ${lineNo}: expected {"id":N}, got ${line.slice(0, 200)}`);
   outstanding += 1;
-  arm.run().then((r) => {
+  arm.run(id).then((r) => {
     outstanding -= 1;
     emit({ id, ok: r.ok, status: r.status, error: r.error, attempts: r.attempts });
     maybeDone();

@@ -73,8 +73,9 @@ pub struct RunArgs {
 pub struct BenchArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Run the arms one after another instead of at once (each arm always has its own
-    /// upstream and pool, so counts never mix either way).
+    /// Run the arms one after another. Without it, herd's own arms (replicas, Rust peers)
+    /// run at once, then each external client (Node) alone, since its timing is its own
+    /// process's CPU. Each arm always has its own upstream and pool, so counts never mix.
     #[arg(long)]
     pub sequential: bool,
 }

@@ -6,15 +6,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn arm<'a>(v: &'a Value, id: &str) -> &'a Value {
-    v["arms"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == id)
-        .unwrap_or_else(|| panic!("no arm {id}"))
-}
-
 fn json(o: &std::process::Output) -> Value {
     assert!(o.status.success(), "{}", stderr(o));
     serde_json::from_str(&stdout(o)).expect("JSON on stdout")

@@ -252,7 +252,7 @@ fn flaky() -> sc::Upstream {
 
 /// Runs `n` logical requests, 5 ms apart, through `client`; checks the basics and returns
 /// (answers that were ok, attempts reported, requests the upstream received).
-async fn run_node(client: &str, n: u64) -> (usize, Option<u64>, u64) {
+async fn run_node(client: &str, n: u64) -> (usize, Option<u64>, u64, u64) {
     let adapter = NodeAdapter::locate(client).expect("adapter directory");
     {
         let _guard = INSTALL.lock().await;
@@ -294,16 +294,19 @@ async fn run_node(client: &str, n: u64) -> (usize, Option<u64>, u64) {
         .iter()
         .map(|a| a.answer.attempts.map(u64::from))
         .sum();
-    let received = upstream.counts().totals().received;
+    let counts = upstream.counts();
+    let received = counts.totals().received;
+    let first_retries = counts.first_retry().map_or(0, |f| f.count);
     upstream.shutdown().await;
-    (ok, attempts, received)
+    (ok, attempts, received, first_retries)
 }
 
 /// The checks every Node client must pass against the flaky upstream.
 async fn check_node(client: &str) {
     assert!(NODE_CLIENTS.contains(&client));
     let n = 50;
-    let (ok, attempts, received) = bounded(Duration::from_secs(120), run_node(client, n)).await;
+    let (ok, attempts, received, first_retries) =
+        bounded(Duration::from_secs(120), run_node(client, n)).await;
     eprintln!("{client}: ok {ok}/{n}, attempts {attempts:?}, upstream received {received}");
     assert!(ok as u64 >= n - 3, "{client}: only {ok} of {n} succeeded");
     assert!(
@@ -312,6 +315,12 @@ async fn check_node(client: &str) {
     );
     // Both libraries expose their attempts; the upstream must have seen exactly those.
     assert_eq!(attempts, Some(received), "{client}: attempts vs upstream");
+    // Every attempt carried its request's id, so the upstream timed the first retries:
+    // with 20% 503s, about one request in five has one.
+    assert!(
+        first_retries >= 3,
+        "{client}: the upstream timed {first_retries} first retries (is x-herd-request sent?)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,6 +5,7 @@
 //! Never from the client's own tally, because a client that retries without telling
 //! (hyper's pool re-sending on a dead connection, say) would make the multiplier lie.
 
+use crate::first_retry::{FirstRetries, FirstRetrySummary};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -58,10 +59,11 @@ impl ServerBucket {
 /// Per-bucket and total server counts. `Received` is bucketed by arrival time, outcomes by
 /// the time the outcome happened (a held request is received in the window and reset at
 /// its end).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerCounts {
     buckets: Vec<ServerBucket>,
     totals: ServerBucket,
+    first_retry: FirstRetries,
 }
 
 impl ServerCounts {
@@ -78,6 +80,26 @@ impl ServerCounts {
         }
         self.buckets[i].add(ev);
         self.totals.add(ev);
+    }
+
+    /// Records `ev` at `t` for the attempt of logical request `id` (the
+    /// [`REQUEST_ID_HEADER`](crate::REQUEST_ID_HEADER) it carried, if any), which also
+    /// feeds the server-side first-retry delays.
+    pub fn record_for(&mut self, t: Duration, ev: ServerEvent, id: Option<u64>) {
+        self.record(t, ev);
+        let Some(id) = id else { return };
+        match ev {
+            ServerEvent::Received => self.first_retry.arrived(id, t),
+            ServerEvent::Ok => self.first_retry.succeeded(id),
+            ServerEvent::Error503 | ServerEvent::Reset | ServerEvent::Shed => {
+                self.first_retry.failed(id, t)
+            }
+        }
+    }
+
+    /// Server-side first-retry delays, when the clients sent request ids.
+    pub fn first_retry(&self) -> Option<FirstRetrySummary> {
+        self.first_retry.summary()
     }
 
     /// The totals over the run.

@@ -256,6 +256,13 @@ pub enum ArmClient {
     Rust(RustPeer),
 }
 
+impl ArmClient {
+    /// Whether the client runs in another program (and so on a CPU herd does not schedule).
+    pub fn is_external(&self) -> bool {
+        matches!(self, ArmClient::External(_))
+    }
+}
+
 /// The Rust retry clients herd can run as they are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RustPeer {

@@ -2,6 +2,7 @@
 //! (mode `sim`). Field meanings are documented here once; README and `schema.json` point
 //! at this module.
 
+use crate::first_retry::FirstRetrySummary;
 use serde::{Deserialize, Serialize};
 
 /// The schema tag every report carries.
@@ -82,6 +83,11 @@ pub struct ArmReport {
     /// went out in bunches and the burst and peak figures overstate the arm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_lag_ms: Option<f64>,
+    /// Real runs only: from the server failing a logical request's first attempt (503,
+    /// reset or shed) to that request's next attempt reaching the server, ms (see
+    /// [`crate::first_retry`]). Absent when no such retry was seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_first_retry_ms: Option<FirstRetrySummary>,
     /// 100 ms buckets.
     pub timeline: Vec<TimelineRow>,
 }

@@ -27,6 +27,8 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
             s.load.rate,
             if a.sequential {
                 ", one after another"
+            } else if s.arms.iter().any(|arm| arm.client.is_external()) {
+                ", herd's own at once, then each external client alone"
             } else {
                 ", all at once"
             }
@@ -38,32 +40,26 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
     let rt = runtime()?;
     let runs: Vec<ArmRun> = rt
         .block_on(async {
-            if a.sequential {
-                let mut out = Vec::with_capacity(s.arms.len());
-                for i in 0..s.arms.len() {
-                    out.push(
-                        run_arm(&s, i, progress.clone())
-                            .await
-                            .with_context(|| format!("arm {}", s.arms[i].id))?,
-                    );
-                }
-                Ok::<_, anyhow::Error>(out)
-            } else {
-                let shared = std::sync::Arc::new(s.clone());
-                let handles: Vec<_> = (0..s.arms.len())
-                    .map(|i| {
+            let shared = Arc::new(s.clone());
+            let mut out: Vec<Option<ArmRun>> = (0..s.arms.len()).map(|_| None).collect();
+            for round in rounds(&s, a.sequential) {
+                let handles: Vec<_> = round
+                    .iter()
+                    .map(|&i| {
                         let s = shared.clone();
                         let progress = progress.clone();
-                        tokio::spawn(async move { run_arm(&s, i, progress).await })
+                        (
+                            i,
+                            tokio::spawn(async move { run_arm(&s, i, progress).await }),
+                        )
                     })
                     .collect();
-                let mut out = Vec::with_capacity(handles.len());
-                for (i, h) in handles.into_iter().enumerate() {
+                for (i, h) in handles {
                     let r = h.await.context("arm task panicked")?;
-                    out.push(r.with_context(|| format!("arm {}", s.arms[i].id))?);
+                    out[i] = Some(r.with_context(|| format!("arm {}", s.arms[i].id))?);
                 }
-                Ok(out)
             }
+            Ok::<_, anyhow::Error>(out.into_iter().flatten().collect())
         })
         .map_err(Fail::run)?;
     if let Some(b) = &bars {
@@ -91,6 +87,26 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
         eprintln!("wall time {:.1}s", started.elapsed().as_secs_f64());
     }
     Ok(())
+}
+
+/// Which arms run together, round after round: with `sequential`, each alone; otherwise
+/// every arm herd runs in its own process (replicas and Rust peers) at once, then each arm
+/// whose client is another program alone. An external client's timing is that program's
+/// CPU, which herd does not schedule: five Node processes beside eight arms on two cores
+/// measured the machine (a 30-request retry wave of axios reached the wire 44 ms late
+/// instead of 19).
+fn rounds(s: &Scenario, sequential: bool) -> Vec<Vec<usize>> {
+    let (external, own): (Vec<usize>, Vec<usize>) =
+        (0..s.arms.len()).partition(|&i| s.arms[i].client.is_external());
+    if sequential {
+        return (0..s.arms.len()).map(|i| vec![i]).collect();
+    }
+    let mut r = vec![];
+    if !own.is_empty() {
+        r.push(own);
+    }
+    r.extend(external.into_iter().map(|i| vec![i]));
+    r
 }
 
 /// One progress bar per arm, on stderr; only built when stderr is a terminal.

@@ -57,3 +57,13 @@ pub fn bench_on_schedule(args: &[&str]) -> serde_json::Value {
     }
     panic!("the driver fell behind schedule in every run (max lag per run: {lags:?} ms)");
 }
+
+/// Arm `id` of a JSON report.
+pub fn arm<'a>(v: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    v["arms"]
+        .as_array()
+        .expect("arms")
+        .iter()
+        .find(|a| a["id"] == id)
+        .unwrap_or_else(|| panic!("no arm {id}"))
+}

@@ -8,6 +8,7 @@
 
 use bytes::Bytes;
 use herd_retry::{Failure, Method, Outcome};
+use herd_scenario::REQUEST_ID_HEADER;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -51,21 +52,17 @@ impl HttpClient {
         }
     }
 
-    /// Sends one attempt and classifies the result. The timeout covers waiting for a
-    /// connection, the request and the whole response body.
-    pub async fn attempt(&self) -> Outcome {
-        self.attempt_within(self.timeout).await
-    }
-
     /// The client's per-attempt timeout (from the scenario).
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
     }
 
-    /// Like [`HttpClient::attempt`], with `timeout` instead of the client's own (the
-    /// caller asks the request's [`herd_retry::Retrier::attempt_timeout`]).
-    pub async fn attempt_within(&self, timeout: Option<Duration>) -> Outcome {
-        let fut = self.send();
+    /// Sends one attempt of logical request `id` and classifies the result; `timeout`
+    /// (the request's [`herd_retry::Retrier::attempt_timeout`]) covers waiting for a
+    /// connection, the request and the whole response body. The attempt carries `id` in
+    /// [`REQUEST_ID_HEADER`], so the upstream can tell a retry from a first try.
+    pub async fn attempt(&self, id: u64, timeout: Option<Duration>) -> Outcome {
+        let fut = self.send(id);
         match timeout {
             Some(t) => tokio::time::timeout(t, fut)
                 .await
@@ -74,13 +71,14 @@ impl HttpClient {
         }
     }
 
-    async fn send(&self) -> Outcome {
+    async fn send(&self, id: u64) -> Outcome {
         let Ok(_slot) = self.slots.acquire().await else {
             return Outcome::Failed(Failure::Other);
         };
         let req = match http::Request::builder()
             .method(self.method.clone())
             .uri(self.uri.clone())
+            .header(REQUEST_ID_HEADER, id)
             .body(Empty::<Bytes>::new())
         {
             Ok(r) => r,

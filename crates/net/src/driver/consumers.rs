@@ -29,7 +29,6 @@ pub(super) struct Parts {
     pub retrier: Arc<Mutex<Retrier>>,
     pub rules: ConsumerRules,
     pub count: u32,
-    pub epoch: Instant,
     pub arm_seed: u64,
     pub policy: String,
 }
@@ -39,10 +38,10 @@ pub(super) async fn drive(
     scenario: &Scenario,
     index: usize,
     p: Parts,
+    epoch: Instant,
     progress: Option<Progress>,
 ) -> io::Result<Driven> {
     let method = scenario.load.method;
-    let epoch = p.epoch;
     let now = || epoch.elapsed();
     let mut demand = Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))?;
     let mut pending = demand.next();
@@ -65,7 +64,7 @@ pub(super) async fn drive(
                     );
                     let (client, retrier, tx) = (p.client.clone(), p.retrier.clone(), tx.clone());
                     let task = tokio::spawn(async move {
-                        let (ok, _) = logical(&client, &retrier, epoch, method, rng).await;
+                        let (ok, _) = logical(&client, &retrier, epoch, method, request, rng).await;
                         let _ = tx.send((request, ok));
                     });
                     tasks.insert(request, task.abort_handle());

@@ -5,7 +5,6 @@
 
 use super::{aggregator, arrivals, Driven, Progress};
 use crate::external::{Answered, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions};
-use crate::upstream::Upstream;
 use herd_scenario::{LogicalRecord, Scenario};
 use std::io;
 use std::time::Duration;
@@ -16,15 +15,16 @@ fn fail(e: ExternalError) -> io::Error {
     io::Error::other(e.to_string())
 }
 
-/// Runs arm `index`, whose requests a real client in another program makes.
-pub(super) async fn drive(
-    scenario: &Scenario,
-    index: usize,
-    upstream: &Upstream,
-    client: &str,
-    url: &str,
-    progress: Option<Progress>,
-) -> io::Result<Driven> {
+/// An adapter that has said hello and waits for its first request.
+pub(super) struct Started {
+    arm: ExternalArm,
+    client: String,
+    policy: String,
+}
+
+/// Starts the adapter for `client` aimed at `url` and waits for its handshake (installing
+/// its packages first if they are missing).
+pub(super) async fn start(scenario: &Scenario, client: &str, url: &str) -> io::Result<Started> {
     let adapter = NodeAdapter::locate(client).map_err(fail)?;
     adapter.ensure_installed(client).await.map_err(fail)?;
     let opts = NodeArmOptions {
@@ -34,9 +34,28 @@ pub(super) async fn drive(
         timeout: scenario.client.attempt_timeout,
     };
     let cmd = adapter.command(client, &opts).map_err(fail)?;
-    let mut arm = ExternalArm::spawn(cmd).await.map_err(fail)?;
+    let arm = ExternalArm::spawn(cmd).await.map_err(fail)?;
     let policy = format!("{client}: {}", arm.policy());
-    let epoch = upstream.epoch();
+    Ok(Started {
+        arm,
+        client: client.to_owned(),
+        policy,
+    })
+}
+
+/// Runs arm `index`, whose requests a real client in another program makes, from `epoch`.
+pub(super) async fn drive(
+    scenario: &Scenario,
+    index: usize,
+    started: Started,
+    epoch: Instant,
+    progress: Option<Progress>,
+) -> io::Result<Driven> {
+    let Started {
+        mut arm,
+        client,
+        policy,
+    } = started;
     // The schedule is a pure function of the seed, so the intended time of id N is
     // recomputed here rather than kept per request.
     let schedule: Vec<Duration> = arrivals(scenario)?.collect();

@@ -63,14 +63,23 @@ impl ArmRun {
 pub type Progress = Arc<dyn Fn(usize, u64, u64) + Send + Sync>;
 
 /// Runs arm `index` of `scenario` against a fresh in-process upstream on loopback.
+///
+/// The upstream's socket is bound first, so the arm's client can be built (or its adapter
+/// started) with the URL; the server and the run's clock start only once the client is
+/// ready to send, so a slow-starting adapter does not turn its first arrivals into a burst.
 pub async fn run_arm(
     scenario: &Scenario,
     index: usize,
     progress: Option<Progress>,
 ) -> io::Result<ArmRun> {
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let upstream = Upstream::start(scenario.upstream.clone(), scenario.seed, listen).await?;
-    let result = drive(scenario, index, &upstream, progress).await;
+    let bound = Upstream::bind(listen).await?;
+    let url = format!("http://{}/", bound.local_addr());
+    let ready = prepare(scenario, index, &url).await?;
+    let upstream = bound.serve(scenario.upstream.clone(), scenario.seed);
+    let result = ready
+        .drive(scenario, index, upstream.epoch(), progress)
+        .await;
     let counts = upstream.counts();
     upstream.shutdown().await;
     let Driven {
@@ -111,18 +120,23 @@ enum Exec {
     Peer(Arc<Peer>),
 }
 
-/// Drives arm `index` against a running upstream whose epoch is the run's t = 0.
-pub async fn drive(
-    scenario: &Scenario,
-    index: usize,
-    upstream: &Upstream,
-    progress: Option<Progress>,
-) -> io::Result<Driven> {
-    let url = format!("http://{}/", upstream.local_addr());
+/// An arm whose client is built (or whose adapter has said hello), waiting for t = 0.
+enum Ready {
+    /// One logical request per arrival, by herd's driver or a Rust peer.
+    Plain { exec: Exec, policy: String },
+    /// The scenario's consumers, on herd's driver.
+    Consumers(consumers::Parts),
+    /// A real client in another program.
+    External(external::Started),
+}
+
+/// Builds arm `index`'s client for `url`: everything that may take time before the first
+/// request can go out.
+async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Ready> {
     let arm = &scenario.arms[index];
-    let (exec, policy) = match &arm.client {
+    Ok(match &arm.client {
         ArmClient::External(client) => {
-            return external::drive(scenario, index, upstream, client, &url, progress).await
+            Ready::External(external::start(scenario, client, url).await?)
         }
         ArmClient::Replica => {
             let uri: http::Uri = url.parse().map_err(io::Error::other)?;
@@ -133,42 +147,76 @@ pub async fn drive(
                 scenario.client.attempt_timeout,
             );
             let retrier = Arc::new(Mutex::new(Retrier::new(arm.strategy())));
-            if let (Some(c), Some(rules)) = (&scenario.consumers, arm.consumers) {
-                let parts = consumers::Parts {
+            match (&scenario.consumers, arm.consumers) {
+                (Some(c), Some(rules)) => Ready::Consumers(consumers::Parts {
                     client,
                     retrier,
                     rules,
                     count: c.count,
-                    epoch: upstream.epoch(),
                     arm_seed: scenario.arm_seed(index),
                     policy: arm.strategy().to_string(),
-                };
-                return consumers::drive(scenario, index, parts, progress).await;
-            }
-            (
-                Exec::Replica {
-                    client: Box::new(client),
-                    retrier,
+                }),
+                _ => Ready::Plain {
+                    exec: Exec::Replica {
+                        client: Box::new(client),
+                        retrier,
+                    },
+                    policy: arm.strategy().to_string(),
                 },
-                arm.strategy().to_string(),
-            )
+            }
         }
         ArmClient::Rust(kind) => {
             let opts = PeerOptions {
-                url: url.clone(),
+                url: url.to_owned(),
                 method: http::Method::from_bytes(scenario.load.method.as_str().as_bytes())
                     .map_err(io::Error::other)?,
                 pool: scenario.client.pool_max_connections,
                 timeout: scenario.client.attempt_timeout,
             };
             let peer = Peer::new(*kind, opts).map_err(io::Error::other)?;
-            (Exec::Peer(Arc::new(peer)), Peer::describe(*kind).to_owned())
+            Ready::Plain {
+                exec: Exec::Peer(Arc::new(peer)),
+                policy: Peer::describe(*kind).to_owned(),
+            }
         }
-    };
+    })
+}
+
+impl Ready {
+    /// Drives the arm against a running upstream whose epoch is the run's t = 0.
+    async fn drive(
+        self,
+        scenario: &Scenario,
+        index: usize,
+        epoch: Instant,
+        progress: Option<Progress>,
+    ) -> io::Result<Driven> {
+        match self {
+            Ready::Plain { exec, policy } => {
+                plain(scenario, index, exec, policy, epoch, progress).await
+            }
+            Ready::Consumers(parts) => {
+                consumers::drive(scenario, index, parts, epoch, progress).await
+            }
+            Ready::External(started) => {
+                external::drive(scenario, index, started, epoch, progress).await
+            }
+        }
+    }
+}
+
+/// One logical request per arrival, each spawned at its intended instant.
+async fn plain(
+    scenario: &Scenario,
+    index: usize,
+    exec: Exec,
+    policy: String,
+    epoch: Instant,
+    progress: Option<Progress>,
+) -> io::Result<Driven> {
     let exec = Arc::new(exec);
     let arm_seed = scenario.arm_seed(index);
     let method = scenario.load.method;
-    let epoch = upstream.epoch();
     let (tx, aggregate) = aggregator(index, progress);
     let mut max_lag = Duration::ZERO;
     for (i, at) in arrivals(scenario)?.enumerate() {
@@ -182,9 +230,9 @@ pub async fn drive(
         tokio::spawn(async move {
             let (ok, attempts) = match &*exec {
                 Exec::Replica { client, retrier } => {
-                    logical(client, retrier, epoch, method, rng).await
+                    logical(client, retrier, epoch, method, i as u64, rng).await
                 }
-                Exec::Peer(p) => p.call().await,
+                Exec::Peer(p) => p.call(i as u64).await,
             };
             let _ = tx.send(LogicalRecord {
                 intended: at,
@@ -241,6 +289,7 @@ async fn logical(
     retrier: &Mutex<Retrier>,
     epoch: Instant,
     method: Method,
+    id: u64,
     mut rng: Pcg64Mcg,
 ) -> (bool, u32) {
     let now = || epoch.elapsed();
@@ -261,7 +310,7 @@ async fn logical(
         };
         let outcome = if admitted {
             attempts += 1;
-            client.attempt_within(remaining).await
+            client.attempt(id, remaining).await
         } else {
             Outcome::Failed(Failure::Throttled)
         };

@@ -17,7 +17,7 @@
 //! 0 client attempts. The server's counts are the upstream's either way.
 
 use bytes::Bytes;
-use herd_scenario::RustPeer;
+use herd_scenario::{RustPeer, REQUEST_ID_HEADER};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -138,13 +138,15 @@ impl Peer {
         }
     }
 
-    /// One logical request: (succeeded, attempts seen).
-    pub async fn call(&self) -> (bool, u32) {
+    /// Logical request `id` (sent in [`REQUEST_ID_HEADER`] on every attempt, as any
+    /// header is): (succeeded, attempts seen).
+    pub async fn call(&self, id: u64) -> (bool, u32) {
         match self {
             Peer::ReqwestRetry(c, o) => {
                 let attempts = Attempts::default();
                 let r = c
                     .request(o.method.clone(), &o.url)
+                    .header(REQUEST_ID_HEADER, id)
                     .with_extension(attempts.clone())
                     .send()
                     .await;
@@ -155,13 +157,18 @@ impl Peer {
                 (ok, attempts.0.load(Ordering::Relaxed))
             }
             Peer::ReqwestBuiltin(c, o) => {
-                let ok = match c.request(o.method.clone(), &o.url).send().await {
+                let sent = c
+                    .request(o.method.clone(), &o.url)
+                    .header(REQUEST_ID_HEADER, id)
+                    .send()
+                    .await;
+                let ok = match sent {
                     Ok(resp) => resp.status().is_success() && resp.bytes().await.is_ok(),
                     Err(_) => false,
                 };
                 (ok, 0)
             }
-            Peer::TowerRetry(t) => t.call().await,
+            Peer::TowerRetry(t) => t.call(id).await,
         }
     }
 }
@@ -206,7 +213,7 @@ impl TowerPeer {
         })
     }
 
-    async fn call(&self) -> (bool, u32) {
+    async fn call(&self, id: u64) -> (bool, u32) {
         let attempts = Arc::new(AtomicU32::new(0));
         let policy = TowerPolicy {
             budget: self.budget.clone(),
@@ -222,6 +229,7 @@ impl TowerPeer {
         let req = match http::Request::builder()
             .method(self.method.clone())
             .uri(self.uri.clone())
+            .header(REQUEST_ID_HEADER, id)
             .body(Empty::new())
         {
             Ok(r) => r,

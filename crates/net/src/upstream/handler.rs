@@ -9,7 +9,7 @@ use super::capacity::{Admission, Capacity};
 use super::metrics;
 use super::{lock, Stats};
 use bytes::Bytes;
-use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed};
+use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, REQUEST_ID_HEADER};
 use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
@@ -68,8 +68,8 @@ impl Shared {
         Instant::now().saturating_duration_since(self.epoch)
     }
 
-    fn record(&self, ev: ServerEvent) {
-        self.stats.record(self.now(), ev);
+    fn record(&self, ev: ServerEvent, id: Option<u64>) {
+        self.stats.record(self.now(), ev, id);
     }
 
     /// A 503 as the fault rules mean it, with `Retry-After` when configured.
@@ -95,18 +95,19 @@ pub(crate) async fn handle<B>(
     if req.uri().path() == metrics::PATH {
         return Ok(metrics_reply(&shared, &req));
     }
+    let id = request_id(&req);
     drop(req); // hyper drains any body it can to keep the connection alive.
     let t = shared.now();
-    shared.stats.record(t, ServerEvent::Received);
+    shared.stats.record(t, ServerEvent::Received, id);
     let fate = shared.config.fate(t, &mut *lock(&shared.rng));
     Ok(match fate {
         Fate::Error503 => {
-            shared.record(ServerEvent::Error503);
+            shared.record(ServerEvent::Error503, id);
             shared.unavailable()
         }
         Fate::Reset { after } => {
             tokio::time::sleep(after).await;
-            shared.record(ServerEvent::Reset);
+            shared.record(ServerEvent::Reset, id);
             return reset_connection(&reset).await;
         }
         Fate::Hold { until, answer } => {
@@ -114,18 +115,18 @@ pub(crate) async fn handle<B>(
             // Counted at the window's end exactly, so every held request lands together.
             match answer {
                 HoldAnswer::Reset => {
-                    shared.stats.record(until, ServerEvent::Reset);
+                    shared.stats.record(until, ServerEvent::Reset, id);
                     return reset_connection(&reset).await;
                 }
                 HoldAnswer::Status503 => {
-                    shared.stats.record(until, ServerEvent::Error503);
+                    shared.stats.record(until, ServerEvent::Error503, id);
                     shared.unavailable()
                 }
             }
         }
         Fate::Work { service, .. } => match shared.capacity.admit() {
             Admission::Shed => {
-                shared.record(ServerEvent::Shed);
+                shared.record(ServerEvent::Shed, id);
                 match shared.config.shed {
                     Shed::Reset => return reset_connection(&reset).await,
                     Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
@@ -138,11 +139,21 @@ pub(crate) async fn handle<B>(
                     // client sometimes got a 503 the server never counted.
                     return std::future::pending().await;
                 }
-                shared.record(ServerEvent::Ok);
+                shared.record(ServerEvent::Ok, id);
                 text(StatusCode::OK, "ok\n")
             }
         },
     })
+}
+
+/// The logical request's id, from [`REQUEST_ID_HEADER`] (absent or unreadable: none).
+fn request_id<B>(req: &Request<B>) -> Option<u64> {
+    req.headers()
+        .get(REQUEST_ID_HEADER)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
 }
 
 /// Runs admitted work in a task of its own, so it holds its worker for the whole service

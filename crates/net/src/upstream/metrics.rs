@@ -65,7 +65,7 @@ mod tests {
             ServerEvent::Ok,
             ServerEvent::Shed,
         ] {
-            s.record(t, ev);
+            s.record(t, ev, None);
         }
         s.set_gauges(3, 2);
         let text = render(&s);

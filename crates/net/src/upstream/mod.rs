@@ -70,7 +70,60 @@ pub struct Upstream {
     task: JoinHandle<()>,
 }
 
+/// A bound listening socket whose server has not started yet: connections wait in the
+/// kernel's backlog, and the run's clock has not started.
+///
+/// It exists for arms whose client needs the URL before it is ready (a Node adapter takes
+/// most of a second to start): the run's t = 0 must be the moment the client can send, or
+/// the first arrivals are overdue and go out as one burst.
+#[derive(Debug)]
+pub struct Bound {
+    listener: TcpListener,
+    addr: SocketAddr,
+}
+
+impl Bound {
+    /// The address the server will listen on (the real port when asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Starts serving in a spawned task. The run's epoch (t = 0 for incidents and
+    /// buckets) is the moment of this call.
+    pub fn serve(self, config: herd_scenario::Upstream, seed: u64) -> Upstream {
+        let epoch = Instant::now();
+        let stats = Arc::new(Stats::new());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let shutdown = async {
+            // A dropped sender means the handle is gone: stop as well.
+            let _ = stopped.await;
+        };
+        let task = tokio::spawn(run(
+            self.listener,
+            config,
+            seed,
+            epoch,
+            stats.clone(),
+            shutdown,
+        ));
+        Upstream {
+            addr: self.addr,
+            epoch,
+            stats,
+            stop,
+            task,
+        }
+    }
+}
+
 impl Upstream {
+    /// Binds `listen` (port 0 allowed) without serving yet; see [`Bound`].
+    pub async fn bind(listen: SocketAddr) -> std::io::Result<Bound> {
+        let listener = TcpListener::bind(listen).await?;
+        let addr = listener.local_addr()?;
+        Ok(Bound { listener, addr })
+    }
+
     /// Binds `listen` (port 0 allowed) and starts serving in a spawned task.
     ///
     /// The run's epoch (t = 0 for incidents and buckets) is the moment of this call.
@@ -79,23 +132,7 @@ impl Upstream {
         seed: u64,
         listen: SocketAddr,
     ) -> std::io::Result<Upstream> {
-        let epoch = Instant::now();
-        let listener = TcpListener::bind(listen).await?;
-        let addr = listener.local_addr()?;
-        let stats = Arc::new(Stats::new());
-        let (stop, stopped) = oneshot::channel::<()>();
-        let shutdown = async {
-            // A dropped sender means the handle is gone: stop as well.
-            let _ = stopped.await;
-        };
-        let task = tokio::spawn(run(listener, config, seed, epoch, stats.clone(), shutdown));
-        Ok(Upstream {
-            addr,
-            epoch,
-            stats,
-            stop,
-            task,
-        })
+        Ok(Self::bind(listen).await?.serve(config, seed))
     }
 
     /// The address the server listens on.

@@ -88,9 +88,10 @@ impl Stats {
         }
     }
 
-    /// Records `ev` at `t` from the epoch.
-    pub(crate) fn record(&self, t: Duration, ev: ServerEvent) {
-        lock(&self.counts).record(t, ev);
+    /// Records `ev` at `t` from the epoch, for the logical request `id` if the attempt
+    /// carried one.
+    pub(crate) fn record(&self, t: Duration, ev: ServerEvent, id: Option<u64>) {
+        lock(&self.counts).record_for(t, ev, id);
     }
 
     /// Publishes the capacity gauges.
@@ -107,8 +108,8 @@ mod tests {
     #[test]
     fn report_json_shape() {
         let s = Stats::new();
-        s.record(Duration::from_millis(5), ServerEvent::Received);
-        s.record(Duration::from_millis(120), ServerEvent::Ok);
+        s.record(Duration::from_millis(5), ServerEvent::Received, None);
+        s.record(Duration::from_millis(120), ServerEvent::Ok, None);
         s.set_gauges(2, 1);
         let json = serde_json::to_string(&s.report()).expect("serializes");
         assert_eq!(
