@@ -517,6 +517,15 @@ async fn same_seed_same_fates() {
     .await
 }
 
+/// Sends an attempt of logical request `id` on `conn` and checks that it is answered 503.
+async fn unavailable_for(conn: &mut TcpStream, id: u64) {
+    let ask = format!("GET / HTTP/1.1\r\nHost: x\r\nx-herd-request: {id}\r\n\r\n");
+    conn.write_all(ask.as_bytes()).await.expect("writes");
+    let mut buf = [0u8; 1024];
+    let n = conn.read(&mut buf).await.expect("answered");
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 503"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_retry_is_timed_from_the_server_failure_by_request_id() {
     bounded(async {
@@ -526,21 +535,14 @@ async fn first_retry_is_timed_from_the_server_failure_by_request_id() {
         })
         .await;
         let mut conn = TcpStream::connect(up.local_addr()).await.expect("connects");
-        let ask = |id: u64| format!("GET / HTTP/1.1\r\nHost: x\r\nx-herd-request: {id}\r\n\r\n");
-        let mut exchange = async |id: u64| {
-            conn.write_all(ask(id).as_bytes()).await.expect("writes");
-            let mut buf = [0u8; 1024];
-            let n = conn.read(&mut buf).await.expect("answered");
-            assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 503"));
-        };
         // Request 1 fails, comes back 150 ms later, fails again and comes back again: one
         // first retry. Request 2 fails once and never comes back: nothing to time.
-        exchange(1).await;
-        exchange(2).await;
+        unavailable_for(&mut conn, 1).await;
+        unavailable_for(&mut conn, 2).await;
         sleep(ms(150)).await;
-        exchange(1).await;
+        unavailable_for(&mut conn, 1).await;
         sleep(ms(50)).await;
-        exchange(1).await;
+        unavailable_for(&mut conn, 1).await;
         // No header: counted, never timed.
         assert_eq!(
             get(up.local_addr(), "/").await.expect("answers").status,

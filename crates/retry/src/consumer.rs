@@ -29,7 +29,8 @@
 //! - A logical request that fails outright (its retrier gave up) is not re-sent at once:
 //!   the consumer's only clock is its timeout, so it does not spin on fast failures.
 //! - The unit is done when one of its logical requests succeeds, or `give_up` after it
-//!   arrived (then, with `Abandon`, its live requests are cancelled; with `Reissue` they
+//!   arrived (the give-up timer is armed at the unit's first timeout, or at arrival when
+//!   it has to wait or `give_up` is not later than `timeout`) (then, with `Abandon`, its live requests are cancelled; with `Reissue` they
 //!   are left to finish, as nobody is listening for them any more).
 //! - Live requests count against `max_in_flight` until they finish or are cancelled, even
 //!   when their unit is already done: they still hold a connection.
@@ -37,18 +38,22 @@
 //!   `[0, think)` and its next one `think` after the previous is done.
 //!
 //! ```
-//! use herd_retry::consumer::{Action, ConsumerRules, Consumers, OnTimeout};
+//! use herd_retry::consumer::{Action, ConsumerRules, Consumers, OnTimeout, Timer};
 //! use std::time::Duration;
 //! let ms = Duration::from_millis;
 //! let rules = ConsumerRules::new(ms(3000), OnTimeout::Reissue, 0, ms(30_000), None).unwrap();
 //! let mut c = Consumers::new(rules, 1, u64::MAX);
 //! let mut out = Vec::new();
 //! c.arrive(0, ms(0), &mut out);
-//! assert!(matches!(out[1], Action::Send { unit: 0, request: 0 }));
+//! // Sent at once, with a timer for the consumer's timeout (no give-up timer yet: only a
+//! // unit still not done at its timeout can need one).
+//! assert!(matches!(out[0], Action::Send { unit: 0, request: 0 }));
+//! assert!(matches!(out[1], Action::Arm { timer: Timer::Timeout { unit: 0, send: 1 }, .. }));
 //! ```
 
+use crate::id_map::IdMap;
 use rand::Rng;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
 
@@ -239,23 +244,26 @@ struct Unit {
     /// Live logical requests of the unit (one with `Abandon`, a few with `Reissue`).
     live: Vec<u64>,
     sends: u32,
-}
-
-#[derive(Debug, Default)]
-struct Consumer {
-    in_flight: u32,
-    waiting: VecDeque<u64>,
+    /// Whether its give-up timer is pending (see [`Consumers::arrive`]).
+    give_up_armed: bool,
 }
 
 /// Every consumer of one arm.
 #[derive(Debug)]
 pub struct Consumers {
     rules: ConsumerRules,
-    consumers: Vec<Consumer>,
+    /// How many consumers there are.
+    count: u32,
+    /// Live logical requests per consumer; empty without a cap, where nothing reads it.
+    /// Kept apart from the queues, 4 bytes a consumer, because with a million consumers
+    /// every event that touches one is a cache miss, and a dense array misses least.
+    in_flight: Vec<u32>,
+    /// Units waiting at their consumer (at the cap), FIFO, for the consumers that have any.
+    waiting: IdMap<VecDeque<u64>>,
     /// Units not yet done. Looked up only, never iterated, so hash order cannot leak.
-    units: HashMap<u64, Unit>,
+    units: IdMap<Unit>,
     /// Live logical request → its consumer and unit.
-    requests: HashMap<u64, (u32, u64)>,
+    requests: IdMap<(u32, u64)>,
     next_unit: u64,
     next_request: u64,
     /// Closed loop: units still to start.
@@ -268,9 +276,15 @@ impl Consumers {
     pub fn new(rules: ConsumerRules, count: u32, units: u64) -> Self {
         Consumers {
             rules,
-            consumers: (0..count).map(|_| Consumer::default()).collect(),
-            units: HashMap::new(),
-            requests: HashMap::new(),
+            count,
+            in_flight: if rules.max_in_flight == 0 {
+                Vec::new()
+            } else {
+                vec![0; count as usize]
+            },
+            waiting: IdMap::default(),
+            units: IdMap::default(),
+            requests: IdMap::default(),
             next_unit: 0,
             next_request: 0,
             left: units,
@@ -297,7 +311,7 @@ impl Consumers {
         let Some(think) = self.rules.think else {
             return;
         };
-        for consumer in 0..self.consumers.len() as u32 {
+        for consumer in 0..self.count {
             let at = now + think.mul_f64(rng.random::<f64>());
             out.push(Action::Arm {
                 at,
@@ -308,7 +322,7 @@ impl Consumers {
 
     /// A unit of work arrives at `consumer` (open loop; a consumer out of range is ignored).
     pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
-        if consumer as usize >= self.consumers.len() {
+        if consumer >= self.count {
             return;
         }
         let unit = self.next_unit;
@@ -321,14 +335,33 @@ impl Consumers {
                 arrived: now,
                 live: Vec::new(),
                 sends: 0,
+                give_up_armed: false,
             },
         );
-        out.push(Action::Arm {
-            at: now + self.rules.give_up,
-            timer: Timer::GiveUp { unit },
-        });
         self.want(unit, false, now, out);
+        // The give-up timer is only needed by a unit still not done at `give_up`. A unit
+        // sent now and timing out earlier than that arms it when its first timeout fires
+        // (at the same instant as ever): the great majority, done in milliseconds, never
+        // put a timer on the schedule that would fire, stale, `give_up` later (with a
+        // million consumers, millions of pending events).
+        let sent = self.units.get(&unit).is_some_and(|u| u.sends > 0);
+        if !sent || self.rules.give_up <= self.rules.timeout {
+            self.arm_give_up(unit, out);
+        }
         self.pump(consumer, now, out);
+    }
+
+    /// Arms `unit`'s give-up timer, `give_up` after its arrival, unless it is armed.
+    fn arm_give_up(&mut self, unit: u64, out: &mut Vec<Action>) {
+        if let Some(u) = self.units.get_mut(&unit) {
+            if !u.give_up_armed {
+                u.give_up_armed = true;
+                out.push(Action::Arm {
+                    at: u.arrived + self.rules.give_up,
+                    timer: Timer::GiveUp { unit },
+                });
+            }
+        }
     }
 
     /// A timer armed by an [`Action::Arm`] is due.
@@ -359,6 +392,10 @@ impl Consumers {
                 if u.sends != send {
                     return;
                 }
+                self.arm_give_up(unit, out);
+                let Some(u) = self.units.get_mut(&unit) else {
+                    return;
+                };
                 self.tally.timeouts += 1;
                 let consumer = u.consumer;
                 if self.rules.on_timeout == OnTimeout::Abandon {
@@ -378,8 +415,8 @@ impl Consumers {
         let Some((consumer, unit)) = self.requests.remove(&request) else {
             return;
         };
-        if let Some(c) = self.consumers.get_mut(consumer as usize) {
-            c.in_flight = c.in_flight.saturating_sub(1);
+        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
+            *n = n.saturating_sub(1);
         }
         if let Some(u) = self.units.get_mut(&unit) {
             u.live.retain(|r| *r != request);
@@ -398,33 +435,45 @@ impl Consumers {
         let Some(consumer) = self.units.get(&unit).map(|u| u.consumer) else {
             return;
         };
-        let cap = self.rules.max_in_flight;
-        let Some(c) = self.consumers.get_mut(consumer as usize) else {
-            return;
-        };
-        let room = cap == 0 || c.in_flight < cap;
-        if room && (resend || c.waiting.is_empty()) {
+        let waiting = self
+            .waiting
+            .get(&u64::from(consumer))
+            .is_some_and(|w| !w.is_empty());
+        if self.has_room(consumer) && (resend || !waiting) {
             self.send(unit, now, out);
-        } else if resend {
-            c.waiting.push_front(unit);
         } else {
-            c.waiting.push_back(unit);
+            let line = self.waiting.entry(u64::from(consumer)).or_default();
+            if resend {
+                line.push_front(unit);
+            } else {
+                line.push_back(unit);
+            }
         }
     }
 
-    /// Starts waiting units while their consumer has room.
-    fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+    /// Whether `consumer` may send another logical request now.
+    fn has_room(&self, consumer: u32) -> bool {
         let cap = self.rules.max_in_flight;
-        loop {
-            let Some(c) = self.consumers.get_mut(consumer as usize) else {
+        cap == 0
+            || self
+                .in_flight
+                .get(consumer as usize)
+                .is_some_and(|n| *n < cap)
+    }
+
+    fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+        let key = u64::from(consumer);
+        while self.has_room(consumer) {
+            let Some(line) = self.waiting.get_mut(&key) else {
                 return;
             };
-            if cap != 0 && c.in_flight >= cap {
+            let Some(unit) = line.pop_front() else {
+                self.waiting.remove(&key);
                 return;
+            };
+            if line.is_empty() {
+                self.waiting.remove(&key);
             }
-            let Some(unit) = c.waiting.pop_front() else {
-                return;
-            };
             // A unit given up while it waited is gone: skip it.
             if self.units.contains_key(&unit) {
                 self.send(unit, now, out);
@@ -442,8 +491,8 @@ impl Consumers {
         u.sends += 1;
         let (consumer, send) = (u.consumer, u.sends);
         self.requests.insert(request, (consumer, unit));
-        if let Some(c) = self.consumers.get_mut(consumer as usize) {
-            c.in_flight += 1;
+        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
+            *n += 1;
         }
         self.tally.sent += 1;
         out.push(Action::Send { unit, request });
@@ -457,8 +506,8 @@ impl Consumers {
         let Some((consumer, _)) = self.requests.remove(&request) else {
             return;
         };
-        if let Some(c) = self.consumers.get_mut(consumer as usize) {
-            c.in_flight = c.in_flight.saturating_sub(1);
+        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
+            *n = n.saturating_sub(1);
         }
         self.tally.abandoned += 1;
         out.push(Action::Cancel { request });

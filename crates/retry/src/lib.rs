@@ -48,6 +48,7 @@ mod client;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod clock;
 pub mod consumer;
+pub mod id_map;
 pub mod jitter;
 pub mod policy;
 pub mod profile;

@@ -36,6 +36,10 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "peers",
         toml: include_str!("../../../scenarios/peers.toml"),
     },
+    Embedded {
+        name: "internet",
+        toml: include_str!("../../../scenarios/internet.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

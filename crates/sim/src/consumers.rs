@@ -6,31 +6,47 @@
 
 use crate::client::Client;
 use crate::event::Event;
-use crate::schedule::{nanos, Schedule};
+use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
+use herd_retry::id_map::IdMap;
 use herd_scenario::{ConsumerTally, LogicalRecord, Recorder};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// One arm's consumers and the bookkeeping between their ids and the client's slots.
 pub(crate) struct Driver {
     rules: Consumers,
     /// Live request id → client slot (only for cancels). Looked up, never iterated.
-    slots: HashMap<u64, u32>,
+    slots: IdMap<u32>,
     arm_seed: u64,
     recorder: Recorder,
     actions: Vec<Action>,
     finished: Vec<(u64, bool)>,
+    /// Lanes for the timers whose delay is fixed by the rules (timeout, give-up, think):
+    /// with a million consumers they are most of the pending events, and in a lane each
+    /// costs O(1) instead of a trip through the calendar's heaps.
+    timeout: LaneId,
+    give_up: LaneId,
+    think: Option<LaneId>,
 }
 
 impl Driver {
-    /// `count` consumers following `rules`, starting at most `units` units (closed loop).
-    pub(crate) fn new(rules: ConsumerRules, count: u32, units: u64, arm_seed: u64) -> Self {
+    /// `count` consumers following `rules`, starting at most `units` units (closed loop),
+    /// their timers on lanes of `s`.
+    pub(crate) fn new(
+        s: &mut Schedule<Event>,
+        rules: ConsumerRules,
+        count: u32,
+        units: u64,
+        arm_seed: u64,
+    ) -> Self {
         Driver {
+            timeout: s.add_lane(rules.timeout()),
+            give_up: s.add_lane(rules.give_up()),
+            think: rules.think().map(|t| s.add_lane(t)),
             rules: Consumers::new(rules, count, units),
-            slots: HashMap::new(),
+            slots: IdMap::default(),
             arm_seed,
             recorder: Recorder::new(),
             actions: Vec::new(),
@@ -86,7 +102,17 @@ impl Driver {
                         client.cancel(s, slot);
                     }
                 }
-                Action::Arm { at, timer } => s.at(nanos(at), Event::Consumer(timer)),
+                Action::Arm { at, timer } => {
+                    let lane = match timer {
+                        Timer::Timeout { .. } => Some(self.timeout),
+                        Timer::GiveUp { .. } => Some(self.give_up),
+                        Timer::Think { .. } => self.think,
+                    };
+                    match lane {
+                        Some(l) => s.at_or_via(l, nanos(at), Event::Consumer(timer)),
+                        None => s.at(nanos(at), Event::Consumer(timer)),
+                    }
+                }
                 Action::Done { arrived, ok, .. } => self.recorder.record(&LogicalRecord {
                     intended: arrived,
                     latency: now(s).saturating_sub(arrived),

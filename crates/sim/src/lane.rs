@@ -35,6 +35,17 @@ impl<T> Lane<T> {
         self.line.push_back(Entry { time, seq, item });
     }
 
+    /// The delay of every entry, ns.
+    pub fn delay(&self) -> u64 {
+        self.delay
+    }
+
+    /// Whether an entry due at `time` can join the back of the line without breaking its
+    /// order (the clock never goes back, so with a fixed delay it always can).
+    pub fn fits(&self, time: u64) -> bool {
+        self.line.back().map_or(true, |last| last.time <= time)
+    }
+
     /// The earliest entry's `(time, seq)`.
     pub fn peek_key(&self) -> Option<(u64, u64)> {
         self.line.front().map(Entry::key)

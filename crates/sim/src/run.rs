@@ -71,6 +71,7 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
     };
     let mut consumers = match (&scenario.consumers, arm.consumers) {
         (Some(c), Some(rules)) => Some(consumers::Driver::new(
+            &mut s,
             rules,
             c.count,
             scenario.load.requests,

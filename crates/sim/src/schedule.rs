@@ -107,6 +107,18 @@ impl<T> Schedule<T> {
         }
     }
 
+    /// Schedules `item` at absolute time `time` ns: on `lane` when `time` is exactly the
+    /// lane's delay from now (O(1)), otherwise on the calendar. Either way it runs in the
+    /// same `(time, seq)` order: this is only about the cost.
+    pub fn at_or_via(&mut self, lane: LaneId, time: u64, item: T) {
+        match self.lanes.get(lane.0) {
+            Some(l) if self.now.checked_add(l.delay()) == Some(time) && l.fits(time) => {
+                self.via(lane, item)
+            }
+            _ => self.at(time, item),
+        }
+    }
+
     /// Takes the earliest pending event and moves the clock to it.
     pub fn pop(&mut self) -> Option<(u64, T)> {
         let mut best = self.calendar.peek().map(Entry::key);

@@ -41,16 +41,17 @@ fn reissue_keeps_the_original_running() {
     let mut c = Consumers::new(rules(OnTimeout::Reissue, 0), 1, u64::MAX);
     assert_eq!(
         step(&mut c, |c, o| c.arrive(0, ms(0), o)),
-        [give_up(10_000, 0), send(0, 0), timeout(3000, 0, 1)]
+        [send(0, 0), timeout(3000, 0, 1)]
     );
-    // Timeout: a second logical request, the first is not cancelled.
+    // Timeout: the unit is late, so it may need giving up (at its arrival + 10 s), and a
+    // second logical request goes out; the first is not cancelled.
     assert_eq!(
         step(&mut c, |c, o| c.fire(
             Timer::Timeout { unit: 0, send: 1 },
             ms(3000),
             o
         )),
-        [send(0, 1), timeout(6000, 0, 2)]
+        [give_up(10_000, 0), send(0, 1), timeout(6000, 0, 2)]
     );
     // The first one's timer again (stale: the unit sent since) does nothing.
     assert!(step(&mut c, |c, o| c.fire(
@@ -113,6 +114,7 @@ fn abandon_cancels_before_it_resends_and_cap_holds_the_line() {
             o
         )),
         [
+            give_up(10_000, 0),
             Action::Cancel { request: 0 },
             send(0, 1),
             timeout(6000, 0, 2)
@@ -177,13 +179,16 @@ fn reissue_at_the_cap_waits_at_the_front() {
     let mut c = Consumers::new(rules(OnTimeout::Reissue, 1), 1, u64::MAX);
     step(&mut c, |c, o| c.arrive(0, ms(0), o));
     step(&mut c, |c, o| c.arrive(0, ms(10), o));
-    // The timeout fires at the cap: the re-send waits, first in line.
-    assert!(step(&mut c, |c, o| c.fire(
-        Timer::Timeout { unit: 0, send: 1 },
-        ms(3000),
-        o
-    ))
-    .is_empty());
+    // The timeout fires at the cap: the re-send waits, first in line (only the give-up
+    // timer of the late unit is armed).
+    assert_eq!(
+        step(&mut c, |c, o| c.fire(
+            Timer::Timeout { unit: 0, send: 1 },
+            ms(3000),
+            o
+        )),
+        [give_up(10_000, 0)]
+    );
     // The original fails: its slot goes to the re-send of unit 0, not to unit 1.
     assert_eq!(
         step(&mut c, |c, o| c.finished(0, false, ms(3100), o)),
@@ -233,7 +238,7 @@ fn closed_loop_thinks_between_units_and_stops_at_the_limit() {
     let out = step(&mut c, |c, o| {
         c.fire(Timer::Think { consumer: 1 }, ms(100), o)
     });
-    assert_eq!(out, [give_up(10_100, 0), send(0, 0), timeout(3100, 0, 1)]);
+    assert_eq!(out, [send(0, 0), timeout(3100, 0, 1)]);
     let out = step(&mut c, |c, o| c.finished(0, true, ms(150), o));
     assert_eq!(
         out,
@@ -279,4 +284,43 @@ fn rules_refuse_zeroes() {
         ConsumerRules::new(ms(1), OnTimeout::Abandon, 0, ms(1), Some(z)),
         Err(ConsumerError::ZeroThink)
     );
+}
+
+#[test]
+fn give_up_is_armed_only_for_units_that_can_need_it() {
+    // Done before its timeout: no give-up timer, ever.
+    let mut c = Consumers::new(rules(OnTimeout::Reissue, 0), 1, u64::MAX);
+    let mut all = step(&mut c, |c, o| c.arrive(0, ms(0), o));
+    all.extend(step(&mut c, |c, o| c.finished(0, true, ms(20), o)));
+    assert!(
+        !all.iter().any(|a| matches!(
+            a,
+            Action::Arm {
+                timer: Timer::GiveUp { .. },
+                ..
+            }
+        )),
+        "{all:?}"
+    );
+    assert!(c.is_idle());
+    // Giving up no later than the timeout: armed at arrival, as the timeout cannot do it.
+    let r = ConsumerRules::new(ms(3000), OnTimeout::Reissue, 0, ms(2000), None).unwrap();
+    let mut c = Consumers::new(r, 1, u64::MAX);
+    assert_eq!(
+        step(&mut c, |c, o| c.arrive(0, ms(5), o)),
+        [send(0, 0), timeout(3005, 0, 1), give_up(2005, 0)]
+    );
+    // Late: armed once, at the first timeout, for the same instant as from arrival.
+    let mut c = Consumers::new(rules(OnTimeout::Reissue, 0), 1, u64::MAX);
+    step(&mut c, |c, o| c.arrive(0, ms(7), o));
+    let fire = |c: &mut Consumers, send, at| {
+        step(c, |c, o| {
+            c.fire(Timer::Timeout { unit: 0, send }, ms(at), o)
+        })
+    };
+    assert_eq!(
+        fire(&mut c, 1, 3007),
+        [give_up(10_007, 0), send(0, 1), timeout(6007, 0, 2)]
+    );
+    assert_eq!(fire(&mut c, 2, 6007), [send(0, 2), timeout(9007, 0, 3)]);
 }
