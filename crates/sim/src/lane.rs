@@ -12,14 +12,22 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 pub struct Lane<T> {
     delay: u64,
+    /// The front entry's key (`(u64::MAX, u64::MAX)` when empty), kept beside the lane so
+    /// that the schedule, which compares every lane's front on every pop, reads a few
+    /// hot bytes instead of each queue's buffer (with a million requests in flight the
+    /// fronts of the long lanes are cache misses).
+    head: (u64, u64),
     line: VecDeque<Entry<T>>,
 }
+
+const EMPTY: (u64, u64) = (u64::MAX, u64::MAX);
 
 impl<T> Lane<T> {
     /// A lane whose events are due `delay` ns after they are pushed.
     pub fn new(delay: u64) -> Self {
         Lane {
             delay,
+            head: EMPTY,
             line: VecDeque::new(),
         }
     }
@@ -31,6 +39,9 @@ impl<T> Lane<T> {
         let mut time = now.saturating_add(self.delay);
         if let Some(last) = self.line.back() {
             time = time.max(last.time);
+        }
+        if self.line.is_empty() {
+            self.head = (time, seq);
         }
         self.line.push_back(Entry { time, seq, item });
     }
@@ -48,12 +59,14 @@ impl<T> Lane<T> {
 
     /// The earliest entry's `(time, seq)`.
     pub fn peek_key(&self) -> Option<(u64, u64)> {
-        self.line.front().map(Entry::key)
+        (self.head != EMPTY).then_some(self.head)
     }
 
     /// Removes the earliest entry.
     pub fn pop(&mut self) -> Option<Entry<T>> {
-        self.line.pop_front()
+        let e = self.line.pop_front();
+        self.head = self.line.front().map_or(EMPTY, Entry::key);
+        e
     }
 
     /// Entries queued.
