@@ -6,10 +6,11 @@ use super::runtime;
 use crate::cli::BenchArgs;
 use crate::fail::Fail;
 use anyhow::Context;
-use herd_net::driver::{run_arm, ArmRun, Progress};
+use herd_net::driver::{run_arm, ArmRun, Progress, Watch};
 use herd_scenario::{Report, Scenario};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -109,10 +110,30 @@ fn rounds(s: &Scenario, sequential: bool) -> Vec<Vec<usize>> {
     r
 }
 
-/// One progress bar per arm, on stderr; only built when stderr is a terminal.
+/// One progress bar per arm, on stderr; only built when stderr is a terminal. Each shows
+/// the arm's finished and failed logical requests and the rate its upstream is receiving
+/// now, so a retry storm is visible while it happens.
 struct Bars {
     multi: MultiProgress,
-    bars: Arc<Vec<ProgressBar>>,
+    arms: Arc<Vec<BarState>>,
+}
+
+/// One arm's bar and the figures its message is made of.
+struct BarState {
+    bar: ProgressBar,
+    failed: AtomicU64,
+    /// Server requests per second, as f64 bits.
+    rps: AtomicU64,
+}
+
+impl BarState {
+    fn redraw(&self) {
+        let rps = f64::from_bits(self.rps.load(Ordering::Relaxed));
+        self.bar.set_message(format!(
+            "{} failed, server {rps:.0} req/s",
+            self.failed.load(Ordering::Relaxed)
+        ));
+    }
 }
 
 impl Bars {
@@ -124,38 +145,56 @@ impl Bars {
         ))
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
-        let bars = s
+        let arms = s
             .arms
             .iter()
             .map(|arm| {
-                let b = multi.add(ProgressBar::new(s.load.requests));
-                b.set_style(style.clone());
-                b.set_prefix(arm.id.clone());
-                b.set_message("0 failed");
-                b
+                let bar = multi.add(ProgressBar::new(s.load.requests));
+                bar.set_style(style.clone());
+                bar.set_prefix(arm.id.clone());
+                let st = BarState {
+                    bar,
+                    failed: AtomicU64::new(0),
+                    rps: AtomicU64::new(0f64.to_bits()),
+                };
+                st.redraw();
+                st
             })
             .collect();
         Bars {
             multi,
-            bars: Arc::new(bars),
+            arms: Arc::new(arms),
         }
     }
 
-    /// The driver's callback: (arm index, done, failed).
+    /// The driver's progress sink.
     fn callback(&self) -> Progress {
-        let bars = self.bars.clone();
-        Arc::new(move |i, done, failed| {
-            if let Some(b) = bars.get(i) {
-                b.set_position(done);
-                b.set_message(format!("{failed} failed"));
-            }
-        })
+        Arc::new(BarWatch(self.arms.clone()))
     }
 
     fn finish(&self) {
-        for b in self.bars.iter() {
-            b.finish();
+        for a in self.arms.iter() {
+            a.bar.finish();
         }
         let _ = self.multi.clear();
+    }
+}
+
+struct BarWatch(Arc<Vec<BarState>>);
+
+impl Watch for BarWatch {
+    fn done(&self, arm: usize, done: u64, failed: u64) {
+        if let Some(a) = self.0.get(arm) {
+            a.bar.set_position(done);
+            a.failed.store(failed, Ordering::Relaxed);
+            a.redraw();
+        }
+    }
+
+    fn server(&self, arm: usize, rps: f64) {
+        if let Some(a) = self.0.get(arm) {
+            a.rps.store(rps.to_bits(), Ordering::Relaxed);
+            a.redraw();
+        }
     }
 }

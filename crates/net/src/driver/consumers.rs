@@ -86,7 +86,7 @@ pub(super) async fn drive(
                         attempts: 0,
                     });
                     if let Some(f) = &progress {
-                        f(index, rec.len(), rec.failed());
+                        f.done(index, rec.len(), rec.failed());
                     }
                 }
             }

@@ -16,7 +16,7 @@ pub mod peers;
 pub use attempt::HttpClient;
 use peers::{Peer, PeerOptions};
 
-use crate::upstream::Upstream;
+use crate::upstream::{Stats, Upstream};
 use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
 use herd_scenario::{
     ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts,
@@ -59,8 +59,35 @@ impl ArmRun {
     }
 }
 
-/// Progress callback: called with (arm index, logical requests done, failures so far).
-pub type Progress = Arc<dyn Fn(usize, u64, u64) + Send + Sync>;
+/// What a run reports while it goes, for progress bars.
+pub trait Watch: Send + Sync {
+    /// Arm `arm` has finished `done` logical requests, `failed` of them failed.
+    fn done(&self, arm: usize, done: u64, failed: u64);
+    /// Arm `arm`'s upstream received `rps` requests per second over the last interval
+    /// ([`SERVER_TICK`]), counted by the upstream.
+    fn server(&self, arm: usize, rps: f64);
+}
+
+/// The progress sink the driver is given.
+pub type Progress = Arc<dyn Watch>;
+
+/// How often the server's request rate is reported to a [`Watch`].
+pub const SERVER_TICK: Duration = Duration::from_millis(500);
+
+/// Reports `upstream`'s received rate to `watch` every [`SERVER_TICK`] until aborted.
+fn watch_server(watch: Progress, arm: usize, stats: Arc<Stats>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(SERVER_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last = stats.received();
+        loop {
+            tick.tick().await;
+            let now = stats.received();
+            watch.server(arm, (now - last) as f64 / SERVER_TICK.as_secs_f64());
+            last = now;
+        }
+    })
+}
 
 /// Runs arm `index` of `scenario` against a fresh in-process upstream on loopback.
 ///
@@ -77,9 +104,15 @@ pub async fn run_arm(
     let url = format!("http://{}/", bound.local_addr());
     let ready = prepare(scenario, index, &url).await?;
     let upstream = bound.serve(scenario.upstream.clone(), scenario.seed);
+    let ticker = progress
+        .clone()
+        .map(|p| watch_server(p, index, upstream.stats()));
     let result = ready
         .drive(scenario, index, upstream.epoch(), progress)
         .await;
+    if let Some(t) = ticker {
+        t.abort();
+    }
     let counts = upstream.counts();
     upstream.shutdown().await;
     let Driven {
@@ -273,7 +306,7 @@ fn aggregator(
         while let Some(r) = rx.recv().await {
             rec.record(&r);
             if let Some(p) = &progress {
-                p(index, rec.len(), rec.failed());
+                p.done(index, rec.len(), rec.failed());
             }
         }
         rec

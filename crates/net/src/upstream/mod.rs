@@ -145,6 +145,11 @@ impl Upstream {
         self.epoch
     }
 
+    /// The live counts, shared with the serving task.
+    pub fn stats(&self) -> Arc<Stats> {
+        self.stats.clone()
+    }
+
     /// A snapshot of the counts so far.
     pub fn counts(&self) -> ServerCounts {
         self.stats.counts()

@@ -60,6 +60,11 @@ impl Stats {
         lock(&self.counts).clone()
     }
 
+    /// Requests received so far (cheap: no snapshot of the buckets).
+    pub fn received(&self) -> u64 {
+        lock(&self.counts).totals().received
+    }
+
     /// Requests holding a worker now.
     pub fn in_flight(&self) -> u64 {
         self.in_flight.load(Ordering::Relaxed)
