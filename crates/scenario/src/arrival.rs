@@ -5,7 +5,6 @@
 //! and the simulator offer exactly the same instants.
 
 use crate::model::Arrival;
-use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64Mcg;
 use std::time::Duration;
@@ -29,7 +28,7 @@ impl Arrivals {
             left: requests,
             t: 0.0,
             n: 0,
-            rng: Pcg64Mcg::seed_from_u64(seed ^ 0xA77_1BA1),
+            rng: crate::Seeds(seed).arrivals(),
         }
     }
 }

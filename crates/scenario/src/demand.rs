@@ -13,7 +13,7 @@ use crate::arrival::Arrivals;
 use crate::error::ScenarioError;
 use crate::model::{Arrival, Scenario};
 use crate::trace::TraceReader;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use std::fs::File;
 use std::io::BufReader;
@@ -85,7 +85,7 @@ impl Demand {
             arrivals: Arrivals::new(kind, rate, requests, seed),
             consumers: consumers.max(1),
             kind,
-            rng: Pcg64Mcg::seed_from_u64(seed ^ 0xC0_75_0E_35),
+            rng: crate::Seeds(seed).consumer_pick(),
             n: 0,
         }
     }

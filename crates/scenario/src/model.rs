@@ -326,7 +326,12 @@ impl Scenario {
 
     /// The seed for arm `index`: arms share the scenario seed for arrivals and faults (so
     /// they face the same schedule) but draw jitter from a stream of their own.
-    pub fn arm_seed(&self, index: usize) -> u64 {
-        self.seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    pub fn arm_seed(&self, index: usize) -> crate::ArmSeed {
+        self.seeds().arm(index)
+    }
+
+    /// Every random stream of a run, from [`Scenario::seed`].
+    pub fn seeds(&self) -> crate::Seeds {
+        crate::Seeds(self.seed)
     }
 }

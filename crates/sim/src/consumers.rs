@@ -9,9 +9,8 @@ use crate::event::Event;
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
 use herd_retry::id_map::IdMap;
+use herd_scenario::{ArmSeed, Seeds};
 use herd_scenario::{ConsumerTally, LogicalRecord, Recorder};
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 use std::time::Duration;
 
 /// One arm's consumers and the bookkeeping between their ids and the client's slots.
@@ -19,7 +18,7 @@ pub(crate) struct Driver {
     rules: Consumers,
     /// Live request id → client slot (only for cancels). Looked up, never iterated.
     slots: IdMap<u32>,
-    arm_seed: u64,
+    arm_seed: ArmSeed,
     recorder: Recorder,
     actions: Vec<Action>,
     finished: Vec<(u64, bool)>,
@@ -39,7 +38,7 @@ impl Driver {
         rules: ConsumerRules,
         count: u32,
         units: u64,
-        arm_seed: u64,
+        arm_seed: ArmSeed,
     ) -> Self {
         Driver {
             timeout: s.add_lane(rules.timeout()),
@@ -55,8 +54,8 @@ impl Driver {
     }
 
     /// Closed loop: every consumer's first unit (think-time offsets drawn from `seed`).
-    pub(crate) fn start(&mut self, s: &mut Schedule<Event>, client: &mut Client, seed: u64) {
-        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x7417_C0DE);
+    pub(crate) fn start(&mut self, s: &mut Schedule<Event>, client: &mut Client, seeds: Seeds) {
+        let mut rng = seeds.consumer_start();
         self.rules.start(now(s), &mut rng, &mut self.actions);
         self.apply(s, client);
     }
@@ -91,9 +90,7 @@ impl Driver {
         for a in std::mem::take(&mut self.actions) {
             match a {
                 Action::Send { request, .. } => {
-                    let rng = Pcg64Mcg::seed_from_u64(
-                        self.arm_seed ^ request.wrapping_mul(0x2545_F491_4F6C_DD1D),
-                    );
+                    let rng = self.arm_seed.request(request);
                     let slot = client.begin(s, rng, request);
                     self.slots.insert(request, slot);
                 }

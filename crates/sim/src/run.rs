@@ -13,8 +13,6 @@ use crate::schedule::{nanos, Schedule};
 use crate::upstream::Server;
 use herd_retry::Retrier;
 use herd_scenario::{ArmReport, Demand, Recorder, Scenario, ScenarioError, ServerCounts};
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 use std::time::Duration;
 
 /// What one simulated arm produced.
@@ -55,7 +53,7 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
     let upstream = &scenario.upstream;
     let retry_after =
         (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
-    let mut server = Server::new(upstream, scenario.seed, down);
+    let mut server = Server::new(upstream, scenario.seeds(), down);
     let mut client = Client::new(
         Retrier::new(arm.strategy()),
         scenario.load.method,
@@ -80,7 +78,7 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
         _ => None,
     };
     if let Some(c) = &mut consumers {
-        c.start(&mut s, &mut client, scenario.seed);
+        c.start(&mut s, &mut client, scenario.seeds());
     }
     let mut arrivals = demand.by_ref().enumerate();
     let mut next = arrivals.next();
@@ -94,9 +92,7 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
                     match &mut consumers {
                         Some(c) => c.arrive(&mut s, &mut client, u.consumer),
                         None => {
-                            let rng = Pcg64Mcg::seed_from_u64(
-                                arm_seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D),
-                            );
+                            let rng = arm_seed.request(i as u64);
                             client.begin(&mut s, rng, NO_OWNER);
                         }
                     }

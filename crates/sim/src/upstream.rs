@@ -18,8 +18,7 @@
 
 use crate::event::{Answer, Attempt, Event, Finish};
 use crate::schedule::{nanos, LaneId, Schedule};
-use herd_scenario::{Fate, HoldAnswer, ServerCounts, ServerEvent, Shed};
-use rand::SeedableRng;
+use herd_scenario::{Fate, HoldAnswer, Seeds, ServerCounts, ServerEvent, Shed};
 use rand_pcg::Pcg64Mcg;
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -46,10 +45,10 @@ pub(crate) struct Server<'a> {
 
 impl<'a> Server<'a> {
     /// A fresh upstream with the real one's RNG stream; answers go out on `down`.
-    pub(crate) fn new(config: &'a herd_scenario::Upstream, seed: u64, down: LaneId) -> Self {
+    pub(crate) fn new(config: &'a herd_scenario::Upstream, seeds: Seeds, down: LaneId) -> Self {
         Server {
             config,
-            rng: Pcg64Mcg::seed_from_u64(seed),
+            rng: seeds.faults(),
             workers: (config.workers > 0).then_some(config.workers),
             busy: 0,
             line: VecDeque::new(),

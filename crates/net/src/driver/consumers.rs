@@ -12,9 +12,8 @@
 use super::{logical, Driven, HttpClient, Progress};
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
 use herd_retry::Retrier;
+use herd_scenario::ArmSeed;
 use herd_scenario::{ConsumerTally, Demand, LogicalRecord, Recorder, Scenario};
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -29,7 +28,7 @@ pub(super) struct Parts {
     pub retrier: Arc<Mutex<Retrier>>,
     pub rules: ConsumerRules,
     pub count: u32,
-    pub arm_seed: u64,
+    pub arm_seed: ArmSeed,
     pub policy: String,
 }
 
@@ -53,15 +52,13 @@ pub(super) async fn drive(
     let mut rec = Recorder::new();
     let mut actions = Vec::new();
     let mut max_lag = Duration::ZERO;
-    let mut rng = Pcg64Mcg::seed_from_u64(scenario.seed ^ 0x7417_C0DE);
+    let mut rng = scenario.seeds().consumer_start();
     machine.start(now(), &mut rng, &mut actions);
     loop {
         for a in actions.drain(..) {
             match a {
                 Action::Send { request, .. } => {
-                    let rng = Pcg64Mcg::seed_from_u64(
-                        p.arm_seed ^ request.wrapping_mul(0x2545_F491_4F6C_DD1D),
-                    );
+                    let rng = p.arm_seed.request(request);
                     let (client, retrier, tx) = (p.client.clone(), p.retrier.clone(), tx.clone());
                     let task = tokio::spawn(async move {
                         let (ok, _) = logical(&client, &retrier, epoch, method, request, rng).await;

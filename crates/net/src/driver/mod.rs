@@ -21,7 +21,6 @@ use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
 use herd_scenario::{
     ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts,
 };
-use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::io;
 use std::net::SocketAddr;
@@ -258,8 +257,7 @@ async fn plain(
         max_lag = max_lag.max(intended.elapsed());
         let exec = exec.clone();
         let tx = tx.clone();
-        let rng =
-            Pcg64Mcg::seed_from_u64(arm_seed ^ (i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+        let rng = arm_seed.request(i as u64);
         tokio::spawn(async move {
             let (ok, attempts) = match &*exec {
                 Exec::Replica { client, retrier } => {

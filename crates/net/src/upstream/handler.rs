@@ -13,7 +13,6 @@ use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, REQUEST_ID_HEADER};
 use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
-use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -56,7 +55,7 @@ impl Shared {
         Shared {
             config,
             epoch,
-            rng: Mutex::new(Pcg64Mcg::seed_from_u64(seed)),
+            rng: Mutex::new(herd_scenario::Seeds(seed).faults()),
             stats,
             capacity,
             closing,
