@@ -97,6 +97,7 @@ fn out_dir_holds_the_five_files() {
             "latency.svg",
             "report.html",
             "report.json",
+            "summary.csv",
             "timeline.csv",
             "timeline.svg"
         ]
@@ -116,6 +117,10 @@ fn out_dir_holds_the_five_files() {
         .iter()
         .map(|a| a["timeline"].as_array().unwrap().len())
         .sum();
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let summary: Vec<_> = summary.lines().collect();
+    assert!(summary[0].starts_with("arm,p50_ms,p99_ms,"), "{}", summary[0]);
+    assert_eq!(summary.len(), 1 + report["arms"].as_array().unwrap().len());
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     let lines: Vec<_> = csv.lines().collect();
     assert_eq!(lines[0], "arm,t_ms,offered,server,ok,errors,resets,shed");

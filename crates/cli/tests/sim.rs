@@ -127,6 +127,7 @@ fn file_output_and_flags() {
     assert!(out.status.success(), "{}", stderr(&out));
     for f in [
         "report.json",
+        "summary.csv",
         "timeline.csv",
         "timeline.svg",
         "latency.svg",

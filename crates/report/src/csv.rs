@@ -2,6 +2,7 @@
 //! the shape spreadsheets and plotting libraries take without reshaping.
 
 use herd_scenario::Report;
+use herd_scenario::table::csv_field as field;
 use std::fmt::Write;
 
 /// The CSV header.
@@ -25,14 +26,6 @@ pub fn render_csv(report: &Report) -> String {
     s
 }
 
-/// A CSV field: as is, or quoted with inner quotes doubled.
-fn field(v: &str) -> String {
-    if v.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", v.replace('"', "\"\""))
-    } else {
-        v.to_owned()
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,12 +1,11 @@
 //! `report.html`: one file a person can open, mail or attach to a CI run, that needs
 //! nothing else: CSS and both plots are inline, there is no script and no network fetch.
 //!
-//! The results table is the markdown table of `herd_scenario::table::render` turned into
-//! HTML, rather than a second rendering of the numbers: the page and the terminal can then
-//! never disagree on a column or a rounding.
+//! The results table is rendered from the same [`Table`] value as the terminal's markdown,
+//! so the page and the terminal can never disagree on a column or a rounding.
 
 use crate::Inputs;
-use herd_scenario::table;
+use herd_scenario::table::{Align, Table};
 use std::fmt::Write;
 
 const CSS: &str = "\
@@ -47,7 +46,7 @@ pub fn render_html(inputs: &Inputs<'_>, timeline_svg: &str, latency_svg: &str) -
         let _ = writeln!(h, "<p>{}</p>", esc(&s.description));
     }
     h.push_str("<h2>Results</h2>\n");
-    h.push_str(&markdown_to_html(&table::render(r)));
+    h.push_str(&table_html(&Table::of(r)));
     h.push_str("<h2>Server load over time</h2>\n<figure>\n");
     h.push_str(strip_prolog(timeline_svg));
     h.push_str(
@@ -67,56 +66,38 @@ pub fn render_html(inputs: &Inputs<'_>, timeline_svg: &str, latency_svg: &str) -
     h
 }
 
-/// The table and policy list that `table::render` prints, as HTML.
-fn markdown_to_html(md: &str) -> String {
-    let mut rows: Vec<Vec<&str>> = Vec::new();
-    let mut right: Vec<bool> = Vec::new();
-    let mut policies = Vec::new();
-    for line in md.lines() {
-        if let Some(cells) = line.strip_prefix('|').and_then(|l| l.strip_suffix('|')) {
-            let cells: Vec<&str> = cells.split('|').map(str::trim).collect();
-            if cells
-                .iter()
-                .all(|c| c.starts_with("--") || c.ends_with("-:"))
-            {
-                right = cells.iter().map(|c| c.ends_with(':')).collect();
-            } else {
-                rows.push(cells);
-            }
-        } else if let Some(item) = line.strip_prefix("- ") {
-            policies.push(item);
-        }
-    }
-    let mut h = String::from("<table>\n");
-    let class = |i: usize| {
-        if right.get(i).copied().unwrap_or(false) {
-            " class=\"r\""
-        } else {
-            ""
-        }
+/// The results table and the policy list, as HTML.
+fn table_html(t: &Table) -> String {
+    let mut h = String::from("<table>\n<thead><tr>");
+    let class = |a: Align| match a {
+        Align::Right => " class=\"r\"",
+        Align::Left => "",
     };
-    for (n, row) in rows.iter().enumerate() {
-        let tag = if n == 0 { "th" } else { "td" };
-        if n == 0 {
-            h.push_str("<thead>");
-        } else if n == 1 {
-            h.push_str("<tbody>\n");
-        }
-        h.push_str("<tr>");
-        for (i, c) in row.iter().enumerate() {
-            let _ = write!(h, "<{tag}{}>{}</{tag}>", class(i), esc(c));
-        }
-        h.push_str("</tr>");
-        h.push_str(if n == 0 { "</thead>\n" } else { "\n" });
+    for c in t.columns {
+        let _ = write!(h, "<th{}>{}</th>", class(c.align), esc(c.title));
     }
-    if rows.len() > 1 {
+    h.push_str("</tr></thead>\n");
+    if !t.rows.is_empty() {
+        h.push_str("<tbody>\n");
+        for row in &t.rows {
+            h.push_str("<tr>");
+            for (c, cell) in t.columns.iter().zip(row) {
+                let _ = write!(h, "<td{}>{}</td>", class(c.align), esc(&cell.to_string()));
+            }
+            h.push_str("</tr>\n");
+        }
         h.push_str("</tbody>\n");
     }
     h.push_str("</table>\n");
-    if !policies.is_empty() {
+    if !t.policies.is_empty() {
         h.push_str("<h2>Policies</h2>\n<ul>\n");
-        for p in policies {
-            let _ = writeln!(h, "<li>{}</li>", code_spans(&esc(p)));
+        for (id, policy) in &t.policies {
+            let _ = writeln!(
+                h,
+                "<li><code>{}</code>: {}</li>",
+                esc(id),
+                code_spans(&esc(policy))
+            );
         }
         h.push_str("</ul>\n");
     }
@@ -189,6 +170,16 @@ mod tests {
             "no fetches"
         );
         assert!(!h.contains("<?xml"));
+    }
+
+    #[test]
+    fn any_arm_id_keeps_its_row() {
+        let mut f = Fixture::new(2, 4);
+        f.report.arms[0].id = "a|b <c>".into();
+        let h = table_html(&Table::of(&f.report));
+        assert!(h.contains("<td>a|b &lt;c&gt;</td><td class=\"r\">"), "{h}");
+        assert_eq!(h.matches("<tr>").count(), 3);
+        assert!(h.contains("<li><code>a|b &lt;c&gt;</code>: "));
     }
 
     #[test]

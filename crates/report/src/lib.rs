@@ -5,6 +5,7 @@
 //! a p99 does. From one [`Report`] this crate renders
 //!
 //! - `report.json`: the report itself, byte for byte what `--json` writes;
+//! - `summary.csv`: the results table, one row per arm at full precision;
 //! - `timeline.csv`: one row per arm per 100 ms bucket, for a spreadsheet;
 //! - `timeline.svg`: server-received requests/s per arm over time, with the offered rate,
 //!   the upstream's capacity and the incident windows, plus one small panel per arm so six

@@ -4,11 +4,13 @@
 
 use crate::{render_csv, render_html, render_json, render_latency_svg, render_timeline_svg};
 use crate::{Inputs, ReportError};
+use herd_scenario::table::Table;
 use std::path::{Path, PathBuf};
 
 /// The files [`write_dir`] writes, in order.
-pub const FILES: [&str; 5] = [
+pub const FILES: [&str; 6] = [
     "report.json",
+    "summary.csv",
     "timeline.csv",
     "timeline.svg",
     "latency.svg",
@@ -59,6 +61,7 @@ pub fn write_dir(dir: &Path, inputs: &Inputs<'_>) -> Result<(), ReportError> {
     let html = render_html(inputs, &timeline, &latency);
     let contents = [
         render_json(inputs.report)?,
+        Table::of(inputs.report).to_csv(),
         render_csv(inputs.report),
         timeline,
         latency,

@@ -1,43 +1,230 @@
-//! The markdown table: the seed's columns (arm, p50, p99, hard-fail, server RPS multiplier)
-//! plus p999, the whole-run load multiplier and the 100 ms burst.
+//! The results table as a value: the seed's columns (arm, p50, p99, hard-fail, server RPS
+//! multiplier) plus p999, the whole-run load multiplier, the 100 ms burst and the shed
+//! count, one row per arm, each cell typed.
+//!
+//! The terminal's markdown, `report.html` and `summary.csv` are renderings of this one
+//! value, so they cannot disagree on a column, an order or a rounding. Cells keep their
+//! number and their unit; each renderer decides only how to write them (markdown and HTML
+//! round for people, CSV keeps full precision for spreadsheets), and no renderer ever
+//! parses another's output, so an arm id may hold any character.
 
 use crate::report::Report;
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
-/// Renders the report as a markdown table followed by each arm's policy.
-pub fn render(r: &Report) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "| arm | p50 | p99 | p999 | hard-fail | server RPS multiplier (peak 1 s) | load multiplier | burst (100 ms) | shed |"
-    );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for a in &r.arms {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {:.2}% | {:.2}x | {:.2}x | {:.1}x | {} |",
-            a.id,
-            ms(a.latency_ms.p50),
-            ms(a.latency_ms.p99),
-            ms(a.latency_ms.p999),
-            a.hard_fail_ratio * 100.0,
-            a.peak_rps_multiplier,
-            a.load_multiplier,
-            a.burst_multiplier,
-            a.shed
-        );
-    }
-    let _ = writeln!(s);
-    for a in &r.arms {
-        let _ = writeln!(s, "- `{}`: {}", a.id, a.policy);
-    }
-    s
+/// How a column's cells line up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text.
+    Left,
+    /// Numbers.
+    Right,
 }
 
-fn ms(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}ms")
+/// One column: its title for people, its key for machines (the CSV header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// Shown in markdown and HTML.
+    pub title: &'static str,
+    /// The CSV header, snake_case like the JSON report's fields.
+    pub key: &'static str,
+    /// Alignment.
+    pub align: Align,
+}
+
+/// A typed cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// Free text (an arm id).
+    Text(String),
+    /// Milliseconds.
+    Ms(f64),
+    /// A ratio shown as a percentage (0.0196 is 1.96%).
+    Percent(f64),
+    /// A multiplier with this many decimals when shown (1.44 is 1.44x).
+    Times(f64, usize),
+    /// A count.
+    Count(u64),
+}
+
+impl fmt::Display for Cell {
+    /// The human form: what markdown and HTML show.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cell::Text(s) => f.write_str(s),
+            Cell::Ms(x) if *x >= 100.0 => write!(f, "{x:.0}ms"),
+            Cell::Ms(x) => write!(f, "{x:.1}ms"),
+            Cell::Percent(r) => write!(f, "{:.2}%", r * 100.0),
+            Cell::Times(x, d) => write!(f, "{x:.d$}x"),
+            Cell::Count(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl Cell {
+    /// The machine form: full precision, no unit (the column's key names it).
+    pub fn raw(&self) -> String {
+        match self {
+            Cell::Text(s) => s.clone(),
+            Cell::Ms(x) | Cell::Percent(x) | Cell::Times(x, _) => x.to_string(),
+            Cell::Count(n) => n.to_string(),
+        }
+    }
+}
+
+/// The results table of one report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// The columns, in order.
+    pub columns: &'static [Column],
+    /// One row per arm, in the report's order; each as long as `columns`.
+    pub rows: Vec<Vec<Cell>>,
+    /// Each arm's id and policy description, shown under the table.
+    pub policies: Vec<(String, String)>,
+}
+
+const fn col(title: &'static str, key: &'static str, align: Align) -> Column {
+    Column { title, key, align }
+}
+
+/// The columns every results table has.
+pub const COLUMNS: &[Column] = &[
+    col("arm", "arm", Align::Left),
+    col("p50", "p50_ms", Align::Right),
+    col("p99", "p99_ms", Align::Right),
+    col("p999", "p999_ms", Align::Right),
+    col("hard-fail", "hard_fail_ratio", Align::Right),
+    col(
+        "server RPS multiplier (peak 1 s)",
+        "peak_rps_multiplier",
+        Align::Right,
+    ),
+    col("load multiplier", "load_multiplier", Align::Right),
+    col("burst (100 ms)", "burst_multiplier", Align::Right),
+    col("shed", "shed", Align::Right),
+];
+
+impl Table {
+    /// The table of `r`.
+    pub fn of(r: &Report) -> Table {
+        let rows = r
+            .arms
+            .iter()
+            .map(|a| {
+                vec![
+                    Cell::Text(a.id.clone()),
+                    Cell::Ms(a.latency_ms.p50),
+                    Cell::Ms(a.latency_ms.p99),
+                    Cell::Ms(a.latency_ms.p999),
+                    Cell::Percent(a.hard_fail_ratio),
+                    Cell::Times(a.peak_rps_multiplier, 2),
+                    Cell::Times(a.load_multiplier, 2),
+                    Cell::Times(a.burst_multiplier, 1),
+                    Cell::Count(a.shed),
+                ]
+            })
+            .collect();
+        let policies = r
+            .arms
+            .iter()
+            .map(|a| (a.id.clone(), a.policy.clone()))
+            .collect();
+        Table {
+            columns: COLUMNS,
+            rows,
+            policies,
+        }
+    }
+
+    /// Markdown: the table, a blank line, then one `` - `id`: policy `` line per arm.
+    /// A `|` in a cell is escaped so the row keeps its columns.
+    pub fn to_markdown(&self) -> String {
+        let mut s = String::new();
+        let titles: Vec<&str> = self.columns.iter().map(|c| c.title).collect();
+        let _ = writeln!(s, "| {} |", titles.join(" | "));
+        let rule: Vec<&str> = self
+            .columns
+            .iter()
+            .map(|c| match c.align {
+                Align::Left => "---",
+                Align::Right => "---:",
+            })
+            .collect();
+        let _ = writeln!(s, "|{}|", rule.join("|"));
+        for row in &self.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| c.to_string().replace('|', "\\|"))
+                .collect();
+            let _ = writeln!(s, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(s);
+        for (id, policy) in &self.policies {
+            let _ = writeln!(s, "- `{id}`: {policy}");
+        }
+        s
+    }
+
+    /// CSV (RFC 4180): a header of column keys, then one row per arm at full precision.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::new();
+        let keys: Vec<&str> = self.columns.iter().map(|c| c.key).collect();
+        let _ = writeln!(s, "{}", keys.join(","));
+        for row in &self.rows {
+            let cells: Vec<String> = row.iter().map(|c| csv_field(&c.raw())).collect();
+            let _ = writeln!(s, "{}", cells.join(","));
+        }
+        s
+    }
+}
+
+/// A CSV field: as is, or quoted with inner quotes doubled.
+pub fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
     } else {
-        format!("{x:.1}ms")
+        v.to_owned()
+    }
+}
+
+/// The markdown table of `r`, as the terminal shows it.
+pub fn render(r: &Report) -> String {
+    Table::of(r).to_markdown()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_round_for_people_and_not_for_machines() {
+        assert_eq!(Cell::Ms(38.25).to_string(), "38.2ms");
+        assert_eq!(Cell::Ms(265.4).to_string(), "265ms");
+        assert_eq!(Cell::Percent(0.0196).to_string(), "1.96%");
+        assert_eq!(Cell::Times(1.4449, 2).to_string(), "1.44x");
+        assert_eq!(Cell::Times(6.25, 1).to_string(), "6.2x");
+        assert_eq!(Cell::Ms(38.25).raw(), "38.25");
+        assert_eq!(Cell::Count(30).raw(), "30");
+    }
+
+    fn table(id: &str) -> Table {
+        Table {
+            columns: &COLUMNS[..2],
+            rows: vec![vec![Cell::Text(id.into()), Cell::Ms(1.5)]],
+            policies: vec![(id.into(), "none".into())],
+        }
+    }
+
+    #[test]
+    fn markdown_escapes_pipes() {
+        let md = table("a|b").to_markdown();
+        assert_eq!(
+            md,
+            "| arm | p50 |\n|---|---:|\n| a\\|b | 1.5ms |\n\n- `a|b`: none\n"
+        );
+    }
+
+    #[test]
+    fn csv_quotes_awkward_ids() {
+        assert_eq!(table("a,\"b\"").to_csv(), "arm,p50_ms\n\"a,\"\"b\"\"\",1.5\n");
     }
 }
