@@ -119,7 +119,11 @@ fn out_dir_holds_the_five_files() {
         .sum();
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     let summary: Vec<_> = summary.lines().collect();
-    assert!(summary[0].starts_with("arm,p50_ms,p99_ms,"), "{}", summary[0]);
+    assert!(
+        summary[0].starts_with("arm,p50_ms,p99_ms,"),
+        "{}",
+        summary[0]
+    );
     assert_eq!(summary.len(), 1 + report["arms"].as_array().unwrap().len());
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     let lines: Vec<_> = csv.lines().collect();

@@ -1,8 +1,8 @@
 //! `timeline.csv`: the report's 100 ms buckets, long format (one row per arm per bucket),
 //! the shape spreadsheets and plotting libraries take without reshaping.
 
-use herd_scenario::Report;
 use herd_scenario::table::csv_field as field;
+use herd_scenario::Report;
 use std::fmt::Write;
 
 /// The CSV header.
@@ -25,7 +25,6 @@ pub fn render_csv(report: &Report) -> String {
     }
     s
 }
-
 
 #[cfg(test)]
 mod tests {

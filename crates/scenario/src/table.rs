@@ -225,6 +225,9 @@ mod tests {
 
     #[test]
     fn csv_quotes_awkward_ids() {
-        assert_eq!(table("a,\"b\"").to_csv(), "arm,p50_ms\n\"a,\"\"b\"\"\",1.5\n");
+        assert_eq!(
+            table("a,\"b\"").to_csv(),
+            "arm,p50_ms\n\"a,\"\"b\"\"\",1.5\n"
+        );
     }
 }
