@@ -29,6 +29,9 @@ pub enum Command {
     /// Check a JSON report against load and failure limits: exit 1 when an arm breaks one
     /// (the retry guard for CI).
     Check(CheckArgs),
+    /// Search the simulator for the arm configuration that meets your limits (`--vary` the
+    /// arm's keys), or sweep a scenario key for every arm (`--vary upstream.…`).
+    Tune(TuneArgs),
 }
 
 /// Flags shared by runs of a scenario.
@@ -196,4 +199,52 @@ pub struct SynthArgs {
     /// Write to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// A scenario file, or the name of an embedded scenario.
+    pub scenario: String,
+    /// A key to vary and its values: `retries=0..5`, `jitter=none,full`, `budget=none,percent`,
+    /// `consumers.on_timeout=reissue,abandon` (the tuned arm's keys), or a scenario key such
+    /// as `upstream.incidents.0.duration_ms=300,1000` for a what-if sweep of every arm
+    /// (repeatable; the points are the grid of all values).
+    #[arg(long = "vary", value_name = "KEY=VALUES", required = true)]
+    pub vary: Vec<String>,
+    /// The arm to tune (default the first); in a sweep, the arms to run (default all).
+    #[arg(long = "arm", value_name = "ID")]
+    pub arms: Vec<String>,
+    /// Seeds per point: the scenario's seed and the next N-1.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub seeds: u32,
+    /// Most simulations before a large grid is searched by successive halving.
+    #[arg(long, value_name = "N", default_value_t = 4000)]
+    pub budget: u64,
+    /// Limit: hard-fail ratio (`0.005`) or percentage (`0.5%`), on every seed.
+    #[arg(long, value_name = "RATIO")]
+    pub max_hard_fail: Option<String>,
+    /// Limit: load multiplier.
+    #[arg(long, value_name = "X")]
+    pub max_load: Option<f64>,
+    /// Limit: 1 s peak multiplier.
+    #[arg(long, value_name = "X")]
+    pub max_peak: Option<f64>,
+    /// Limit: 100 ms burst multiplier.
+    #[arg(long, value_name = "X")]
+    pub max_burst: Option<f64>,
+    /// Limit: p99 latency (`800ms`, `1.5s`; a bare number is milliseconds).
+    #[arg(long, value_name = "DURATION")]
+    pub max_p99: Option<String>,
+    /// Threads (default: one per core). The output does not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Write tune.json to PATH (`-` for stdout; the summary then goes to stderr).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<String>,
+    /// Write tune.json, tune.html and the plots into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Print nothing but the requested output.
+    #[arg(long, short)]
+    pub quiet: bool,
 }

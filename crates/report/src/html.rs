@@ -128,7 +128,7 @@ fn strip_prolog(svg: &str) -> &str {
 }
 
 /// Escapes text for HTML element content and attribute values.
-fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

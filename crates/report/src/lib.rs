@@ -26,17 +26,17 @@ mod csv;
 mod error;
 mod html;
 mod latency;
-mod palette;
+pub mod palette;
 mod timeline;
 mod write;
 
 pub use cdf::{Cdf, CdfPoint};
 pub use csv::render_csv;
 pub use error::ReportError;
-pub use html::render_html;
+pub use html::{esc as html_escape, render_html};
 pub use latency::render_latency_svg;
 pub use timeline::{capacity_rps, render_timeline_svg};
-pub use write::{check_dir, write_dir, FILES};
+pub use write::{check_dir, write_dir, write_files, FILES};
 
 use herd_scenario::{Report, Scenario};
 

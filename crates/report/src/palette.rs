@@ -22,13 +22,13 @@ const ARMS: [RGBColor; 10] = [
 ];
 
 /// The colour of arm `i`.
-pub(crate) fn arm(i: usize) -> RGBColor {
+pub fn arm(i: usize) -> RGBColor {
     ARMS[i % ARMS.len()]
 }
 
 /// The offered rate.
-pub(crate) const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
+pub const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
 /// The upstream's capacity.
-pub(crate) const CAPACITY: RGBColor = RGBColor(0x20, 0x20, 0x20);
+pub const CAPACITY: RGBColor = RGBColor(0x20, 0x20, 0x20);
 /// Incident windows.
-pub(crate) const INCIDENT: RGBColor = RGBColor(0xf4, 0xc7, 0xc3);
+pub const INCIDENT: RGBColor = RGBColor(0xf4, 0xc7, 0xc3);

@@ -67,18 +67,30 @@ pub fn write_dir(dir: &Path, inputs: &Inputs<'_>) -> Result<(), ReportError> {
         latency,
         html,
     ];
+    let files: Vec<(&str, &str)> = FILES
+        .iter()
+        .zip(&contents)
+        .map(|(n, c)| (*n, c.as_str()))
+        .collect();
+    write_files(dir, &files)
+}
+
+/// Writes each `(name, contents)` into `dir` (created if missing), all or nothing: every
+/// file goes to a temp file first, and only when all are written are they renamed into
+/// place; on an error the temp files are removed.
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) -> Result<(), ReportError> {
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
         path: dir.to_owned(),
         source,
     })?;
-    let mut temps: Vec<PathBuf> = Vec::with_capacity(FILES.len());
+    let mut temps: Vec<PathBuf> = Vec::with_capacity(files.len());
     let result = (|| {
-        for (name, body) in FILES.iter().zip(&contents) {
+        for (name, body) in files {
             let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
             temps.push(tmp.clone());
             std::fs::write(&tmp, body).map_err(|source| ReportError::Io { path: tmp, source })?;
         }
-        for (name, tmp) in FILES.iter().zip(&temps) {
+        for ((name, _), tmp) in files.iter().zip(&temps) {
             let target = dir.join(name);
             std::fs::rename(tmp, &target).map_err(|source| ReportError::Io {
                 path: target,

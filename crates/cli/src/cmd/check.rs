@@ -127,7 +127,7 @@ fn non_negative(flag: &str, x: f64) -> Result<f64, Fail> {
 }
 
 /// `0.01` or `1%`, as a ratio between 0 and 1.
-fn ratio(s: &str) -> Result<f64, Fail> {
+pub(crate) fn ratio(s: &str) -> Result<f64, Fail> {
     let t = s.trim();
     let (num, scale) = match t.strip_suffix('%') {
         Some(p) => (p.trim(), 100.0),

@@ -8,6 +8,7 @@ mod prepare;
 mod scenarios;
 mod sim;
 mod trace;
+mod tune;
 mod upstream;
 
 use crate::cli::{Cli, Command};
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<(), Fail> {
         Command::Scenarios(a) => scenarios::run(a),
         Command::Check(a) => check::run(a),
         Command::Trace(a) => trace::run(a),
+        Command::Tune(a) => tune::run(a),
     }
 }
 

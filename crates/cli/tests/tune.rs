@@ -1,0 +1,204 @@
+//! `herd tune` end to end: the recommendation under limits, the front of the consumer
+//! rules, what-if sweeps, determinism over thread counts, bad input.
+
+mod common;
+
+use common::{herd, stderr, stdout, tempdir};
+use serde_json::Value;
+
+fn tune(args: &[&str]) -> Value {
+    let mut all = vec!["tune"];
+    all.extend_from_slice(args);
+    all.extend(["--json", "-", "--quiet"]);
+    let out = herd(&all);
+    assert!(out.status.success(), "herd {all:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("tune.json")
+}
+
+fn setting<'a>(p: &'a Value, key: &str) -> &'a str {
+    p["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == key)
+        .unwrap()["value"]
+        .as_str()
+        .unwrap()
+}
+
+fn median(p: &Value, figure: &str) -> f64 {
+    p["arms"][0]["figures"][figure]["median"].as_f64().unwrap()
+}
+
+#[test]
+fn metastable_recommends_a_budget() {
+    let r = tune(&[
+        "metastable",
+        "--vary",
+        "budget=none,percent,token-bucket,quota",
+        "--vary",
+        "retries=1,3,5",
+        "--max-hard-fail",
+        "35%",
+        "--seeds",
+        "3",
+    ]);
+    assert_eq!(r["schema"], "herd.tune/v1");
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 12);
+    let best = &points[r["recommended"].as_u64().expect("a recommendation") as usize];
+    assert_ne!(setting(best, "budget"), "none", "{best}");
+    for p in points.iter().filter(|p| setting(p, "budget") == "none") {
+        let a = &p["arms"][0];
+        assert!(
+            a["on_front"] == false || a["meets_limits"] == false,
+            "an unbudgeted point on the front that meets the limit: {p}"
+        );
+    }
+    let toml = r["recommended_toml"].as_str().unwrap();
+    assert!(toml.starts_with("[[arms]]"), "{toml}");
+    assert!(toml.contains("kind = "), "{toml}");
+}
+
+#[test]
+fn incident_front_separates_reissue_from_abandon_with_a_cap() {
+    let r = tune(&[
+        "incident",
+        "--vary",
+        "consumers.on_timeout=reissue,abandon",
+        "--vary",
+        "consumers.max_in_flight=0,1,4",
+        "--seeds",
+        "2",
+    ]);
+    let points = r["points"].as_array().unwrap();
+    let find = |on: &str, cap: &str| {
+        points
+            .iter()
+            .find(|p| {
+                setting(p, "consumers.on_timeout") == on
+                    && setting(p, "consumers.max_in_flight") == cap
+            })
+            .unwrap()
+    };
+    assert!(median(find("reissue", "0"), "load") >= 4.0);
+    assert!(median(find("abandon", "1"), "load") <= 2.0);
+    assert!(points.iter().any(|p| p["arms"][0]["on_front"] == true));
+}
+
+#[test]
+fn the_printed_arm_runs_and_gives_the_simulated_load() {
+    let r = tune(&[
+        "metastable",
+        "--vary",
+        "budget=none,percent",
+        "--vary",
+        "retries=2",
+        "--seeds",
+        "1",
+    ]);
+    let i = r["recommended"].as_u64().unwrap() as usize;
+    let want = median(&r["points"][i], "load");
+    let dir = tempdir("tune-toml");
+    let base = stdout(&herd(&["scenarios", "show", "metastable"]));
+    let file = dir.join("tuned.toml");
+    let toml = r["recommended_toml"].as_str().unwrap();
+    std::fs::write(&file, format!("{base}\n{toml}")).unwrap();
+    let id = toml
+        .lines()
+        .find_map(|l| l.strip_prefix("id = "))
+        .unwrap()
+        .trim_matches('"');
+    let out = herd(&[
+        "sim",
+        file.to_str().unwrap(),
+        "--arm",
+        id,
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sim: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sim["arms"][0]["load_multiplier"].as_f64().unwrap(), want);
+}
+
+#[test]
+fn a_sweep_runs_every_arm_and_plots_each_figure() {
+    let dir = tempdir("tune-sweep");
+    let out = herd(&[
+        "tune",
+        "seed-quick",
+        "--vary",
+        "upstream.incidents.0.duration_ms=300,1000",
+        "--seeds",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: Value = serde_json::from_slice(&std::fs::read(dir.join("tune.json")).unwrap()).unwrap();
+    assert_eq!(r["mode"], "sweep");
+    assert_eq!(r["arms"].as_array().unwrap().len(), 6);
+    assert_eq!(r["points"][1]["arms"].as_array().unwrap().len(), 6);
+    for f in ["load", "peak", "burst", "hard_fail", "p99_ms"] {
+        let svg = std::fs::read_to_string(dir.join(format!("sweep-{f}.svg"))).unwrap();
+        roxmltree::Document::parse(&svg).expect("SVG parses");
+    }
+    assert!(dir.join("tune.html").is_file());
+}
+
+#[test]
+fn output_does_not_depend_on_the_thread_count() {
+    let run = |threads: &str| {
+        let out = herd(&[
+            "tune",
+            "incident",
+            "--vary",
+            "retries=0..3",
+            "--seeds",
+            "2",
+            "--threads",
+            threads,
+            "--json",
+            "-",
+            "--quiet",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out.stdout
+    };
+    assert_eq!(run("1"), run("2"));
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_key_and_value() {
+    for (args, want) in [
+        (
+            vec!["--vary", "retries"],
+            "--vary retries: expected KEY=VALUES",
+        ),
+        (vec!["--vary", "retries=-3"], "--vary retries=-3"),
+        (
+            vec!["--vary", "upstream.workers=lots"],
+            "--vary upstream.workers=lots",
+        ),
+        (
+            vec!["--vary", "upstream.incidents.7.duration_ms=1"],
+            "index 7",
+        ),
+        (
+            vec!["--vary", "retries=1", "--max-hard-fail", "120%"],
+            "--max-hard-fail",
+        ),
+        (vec!["--vary", "retries=1", "--seeds", "0"], "--seeds"),
+        (vec!["--vary", "retries=1", "--arm", "nope"], "--arm nope"),
+    ] {
+        let mut all = vec!["tune", "metastable"];
+        all.extend(args);
+        let out = herd(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{all:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"));
+    }
+}

@@ -1,0 +1,434 @@
+//! What a search says: `tune.json` (schema `herd.tune/v1`, every point), the terminal's
+//! summary (the front, the recommendation and its TOML), and the `--out` files.
+
+use crate::plot::{self, Dot};
+use crate::search::{self, flag, Limits, Searched, Verdict};
+use crate::space::Space;
+use crate::spread::{Figure, Figures, Spread};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Up to this many points, the summary lists every point; above, only the front.
+const ALL_SHOWN: usize = 40;
+
+/// The schema of `tune.json`.
+pub const SCHEMA: &str = "herd.tune/v1";
+
+/// `tune.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TuneReport {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// The scenario's name.
+    pub scenario: String,
+    /// `tune` (one arm's keys searched) or `sweep` (the scenario's keys, every arm).
+    pub mode: &'static str,
+    /// The arms run at each point.
+    pub arms: Vec<String>,
+    /// The scenario seeds.
+    pub seeds: Vec<u64>,
+    /// The keys varied and their values.
+    pub vary: Vec<VaryReport>,
+    /// The limits given.
+    pub limits: Limits,
+    /// Whether successive halving was used (else the whole grid ran on every seed).
+    pub halving: bool,
+    /// Simulations run.
+    pub simulations: usize,
+    /// Every point, in grid order.
+    pub points: Vec<PointReport>,
+    /// The recommended point's index (tune mode, when one meets every limit).
+    pub recommended: Option<usize>,
+    /// The recommended arm as TOML, ready to paste into a scenario.
+    pub recommended_toml: Option<String>,
+    /// The verdict in a sentence.
+    pub verdict: String,
+}
+
+/// One `--vary`.
+#[derive(Clone, Debug, Serialize)]
+pub struct VaryReport {
+    /// The key.
+    pub key: String,
+    /// Its values, as given.
+    pub values: Vec<String>,
+}
+
+/// One point.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointReport {
+    /// Its index in `points`.
+    pub index: usize,
+    /// `key → value` for each vary, in vary order.
+    pub settings: Vec<Setting>,
+    /// Each arm's figures at this point.
+    pub arms: Vec<ArmFigures>,
+}
+
+/// One key's value at a point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Setting {
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: String,
+}
+
+/// One arm at one point.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArmFigures {
+    /// The arm.
+    pub arm: String,
+    /// Its figures over the seeds it ran.
+    pub figures: Figures,
+    /// On the Pareto front (tune mode).
+    pub on_front: bool,
+    /// Meets every limit on every seed it ran.
+    pub meets_limits: bool,
+}
+
+/// A finished search, ready to print and write.
+#[derive(Clone, Debug)]
+pub struct Tuned {
+    /// `tune.json`.
+    pub report: TuneReport,
+    fronts: Vec<Vec<usize>>,
+}
+
+impl Tuned {
+    /// Builds the report of a search.
+    pub fn new(
+        name: &str,
+        space: &Space,
+        seeds: &[u64],
+        limits: &Limits,
+        searched: &Searched,
+    ) -> Result<Tuned, crate::TuneError> {
+        let tune = space.tunes_an_arm();
+        let fronts: Vec<Vec<usize>> = (0..space.arms.len())
+            .map(|j| search::front(&searched.outcomes, j, seeds.len()))
+            .collect();
+        let points = searched
+            .outcomes
+            .iter()
+            .enumerate()
+            .map(|(i, o)| PointReport {
+                index: i,
+                settings: space
+                    .describe(&o.point)
+                    .into_iter()
+                    .map(|(key, value)| Setting { key, value })
+                    .collect(),
+                arms: space
+                    .arms
+                    .iter()
+                    .enumerate()
+                    .map(|(j, arm)| {
+                        let figures = o.figures(j);
+                        ArmFigures {
+                            arm: arm.clone(),
+                            meets_limits: limits.broken(&figures).is_empty(),
+                            on_front: tune && fronts[j].contains(&i),
+                            figures,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        let verdict = if tune {
+            Some(search::recommend(&searched.outcomes, seeds.len(), limits))
+        } else {
+            None
+        };
+        let recommended = match verdict {
+            Some(Verdict::Recommend(i)) => Some(i),
+            _ => None,
+        };
+        let recommended_toml = match recommended {
+            Some(i) => Some(arm_toml(space, &searched.outcomes[i].point)?),
+            None => None,
+        };
+        let sentence = sentence(space, searched, verdict.as_ref(), limits);
+        Ok(Tuned {
+            report: TuneReport {
+                schema: SCHEMA,
+                scenario: name.to_owned(),
+                mode: if tune { "tune" } else { "sweep" },
+                arms: space.arms.clone(),
+                seeds: seeds.to_vec(),
+                vary: space
+                    .varies
+                    .iter()
+                    .map(|v| VaryReport {
+                        key: v.key.clone(),
+                        values: v.values.iter().map(ToString::to_string).collect(),
+                    })
+                    .collect(),
+                limits: *limits,
+                halving: searched.halving,
+                simulations: searched.runs,
+                points,
+                recommended,
+                recommended_toml,
+                verdict: sentence,
+            },
+            fronts,
+        })
+    }
+
+    /// The terminal's summary: the front (tune) or every point (sweep), then the verdict
+    /// and the recommended arm's TOML.
+    pub fn text(&self) -> String {
+        let r = &self.report;
+        let mut s = String::new();
+        let rows: Vec<(usize, usize)> = if r.mode == "tune" && r.points.len() <= ALL_SHOWN {
+            let _ = writeln!(
+                s,
+                "{} points, median (min–max) over {} seed(s); front: on the Pareto front over load, peak, hard-fail and p99:\n",
+                r.points.len(),
+                r.seeds.len()
+            );
+            (0..r.points.len()).map(|i| (i, 0)).collect()
+        } else if r.mode == "tune" {
+            let mut f = self.fronts[0].clone();
+            f.sort_by(|&a, &b| {
+                let (x, y) = (&r.points[a].arms[0], &r.points[b].arms[0]);
+                x.figures.load.median.total_cmp(&y.figures.load.median)
+            });
+            let _ = writeln!(
+                s,
+                "Pareto front ({} of {} points; median (min–max) over {} seed(s)):\n",
+                f.len(),
+                r.points.len(),
+                r.seeds.len()
+            );
+            f.into_iter().map(|i| (i, 0)).collect()
+        } else {
+            (0..r.points.len())
+                .flat_map(|i| (0..r.arms.len()).map(move |j| (i, j)))
+                .collect()
+        };
+        let keys: Vec<&str> = r.vary.iter().map(|v| v.key.as_str()).collect();
+        let _ = writeln!(
+            s,
+            "| # | {}{} | {} |",
+            keys.join(" | "),
+            if r.mode == "sweep" { " | arm" } else { "" },
+            Figure::ALL.map(Figure::title).join(" | ")
+        );
+        let _ = writeln!(
+            s,
+            "|---:|{}{}|{}|",
+            vec!["---"; keys.len()].join("|"),
+            if r.mode == "sweep" { "|---" } else { "" },
+            vec!["---:"; Figure::ALL.len()].join("|")
+        );
+        for (i, j) in rows {
+            let p = &r.points[i];
+            let a = &p.arms[j];
+            let settings: Vec<&str> = p.settings.iter().map(|x| x.value.as_str()).collect();
+            let figures: Vec<String> = Figure::ALL
+                .iter()
+                .map(|f| f.show_spread(a.figures.get(*f)))
+                .collect();
+            let mark = match (r.recommended == Some(i), a.on_front) {
+                (true, _) => " ★",
+                (false, true) => " front",
+                (false, false) => "",
+            };
+            let _ = writeln!(
+                s,
+                "| {i}{mark} | {}{} | {} |",
+                settings.join(" | "),
+                if r.mode == "sweep" {
+                    format!(" | {}", a.arm)
+                } else {
+                    String::new()
+                },
+                figures.join(" | ")
+            );
+        }
+        if r.mode == "tune" {
+            let _ = writeln!(s, "\n★ recommended; front: on the Pareto front");
+        }
+        let _ = writeln!(s, "\n{}", r.verdict);
+        if let Some(t) = &r.recommended_toml {
+            let _ = writeln!(s, "\n{t}");
+        }
+        s
+    }
+
+    /// The `--out` files: `tune.json`, the plots and `tune.html`.
+    pub fn files(&self) -> Result<Vec<(String, String)>, String> {
+        let r = &self.report;
+        let mut json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
+        json.push('\n');
+        let mut files = vec![("tune.json".to_owned(), json)];
+        let mut svgs = Vec::new();
+        if r.mode == "tune" {
+            let dots: Vec<Dot> = r
+                .points
+                .iter()
+                .map(|p| Dot {
+                    load: p.arms[0].figures.load.median,
+                    hard_fail: p.arms[0].figures.hard_fail.median,
+                    front: p.arms[0].on_front,
+                    label: p
+                        .settings
+                        .iter()
+                        .map(|x| format!("{}={}", x.key, x.value))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                })
+                .collect();
+            let title = format!(
+                "{}: arm {}, {} points",
+                r.scenario,
+                r.arms[0],
+                r.points.len()
+            );
+            svgs.push((
+                "front.svg".to_owned(),
+                plot::front_svg(
+                    &title,
+                    &dots,
+                    r.recommended,
+                    r.limits.load,
+                    r.limits.hard_fail,
+                )?,
+            ));
+        } else if let Some(v) = self.numeric_sweep() {
+            for f in Figure::ALL {
+                let lines: Vec<(String, Vec<(f64, Spread)>)> = r
+                    .arms
+                    .iter()
+                    .enumerate()
+                    .map(|(j, arm)| {
+                        let pts = r
+                            .points
+                            .iter()
+                            .map(|p| (v[p.index], *p.arms[j].figures.get(f)))
+                            .collect();
+                        (arm.clone(), pts)
+                    })
+                    .collect();
+                svgs.push((
+                    format!("sweep-{}.svg", f.key()),
+                    plot::sweep_svg(&r.vary[0].key, f, &lines)?,
+                ));
+            }
+        }
+        files.push(("tune.html".to_owned(), self.html(&svgs)));
+        files.extend(svgs);
+        Ok(files)
+    }
+
+    /// For a sweep of one numeric key, each point's x value.
+    fn numeric_sweep(&self) -> Option<Vec<f64>> {
+        let r = &self.report;
+        if r.vary.len() != 1 {
+            return None;
+        }
+        r.points
+            .iter()
+            .map(|p| p.settings[0].value.parse::<f64>().ok())
+            .collect()
+    }
+
+    fn html(&self, svgs: &[(String, String)]) -> String {
+        let esc = herd_report::html_escape;
+        let r = &self.report;
+        let mut h = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <title>herd tune: {0}</title>\n<style>body{{font-family:system-ui,sans-serif;\
+             margin:2rem auto;max-width:1200px;padding:0 1rem}}svg{{max-width:100%;height:auto;\
+             display:block}}pre{{background:#f6f6f6;padding:1rem;overflow-x:auto}}</style>\n\
+             </head>\n<body>\n<h1>herd tune: {0}</h1>\n<p>{1}</p>\n",
+            esc(&r.scenario),
+            esc(&r.verdict)
+        );
+        for (_, svg) in svgs {
+            let body = svg.trim_start();
+            let body = match body.strip_prefix("<?xml") {
+                Some(rest) => rest.find("?>").map_or(body, |i| rest[i + 2..].trim_start()),
+                None => body,
+            };
+            h.push_str("<figure>\n");
+            h.push_str(body);
+            h.push_str("\n</figure>\n");
+        }
+        h.push_str("<h2>Summary</h2>\n<pre>");
+        h.push_str(&esc(&self.text()));
+        h.push_str("</pre>\n</body>\n</html>\n");
+        h
+    }
+}
+
+/// The tuned arm at `point`, as a `[[arms]]` table.
+fn arm_toml(space: &Space, point: &[usize]) -> Result<String, crate::TuneError> {
+    let doc = space.toml(point)?;
+    let arm = doc
+        .get("arms")
+        .and_then(toml::Value::as_array)
+        .and_then(|a| a.first())
+        .cloned()
+        .ok_or_else(|| crate::TuneError::Text("the tuned arm vanished".into()))?;
+    let mut arm = arm;
+    if let Some(t) = arm.as_table_mut() {
+        if let Some(toml::Value::String(id)) = t.get_mut("id") {
+            id.push_str("-tuned");
+        }
+    }
+    let mut t = toml::Table::new();
+    t.insert("arms".into(), toml::Value::Array(vec![arm]));
+    toml::to_string(&t).map_err(|e| crate::TuneError::Text(e.to_string()))
+}
+
+fn sentence(space: &Space, searched: &Searched, v: Option<&Verdict>, limits: &Limits) -> String {
+    let describe = |i: usize| {
+        space
+            .describe(&searched.outcomes[i].point)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let broken = |b: &[(Figure, f64, f64)]| {
+        b.iter()
+            .map(|(f, l, worst)| {
+                format!(
+                    "{} {} (worst seed {})",
+                    flag(*f),
+                    f.show(*l),
+                    f.show(*worst)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match v {
+        None => format!(
+            "what-if sweep: {} point(s) × {} arm(s); no recommendation (a sweep varies the world, not the arm)",
+            searched.outcomes.len(),
+            space.arms.len()
+        ),
+        Some(Verdict::Recommend(i)) if limits.each().is_empty() => format!(
+            "recommended: point {i} ({}), the lowest median load (no limits given)",
+            describe(*i)
+        ),
+        Some(Verdict::Recommend(i)) => format!(
+            "recommended: point {i} ({}): meets every limit on every seed with the lowest median load",
+            describe(*i)
+        ),
+        Some(Verdict::Nothing { unmet, nearest }) => {
+            let mut s = String::from("no point meets every limit on every seed");
+            if !unmet.is_empty() {
+                let _ = write!(s, "; no point meets {} even alone", broken(unmet));
+            }
+            if let Some((i, b)) = nearest {
+                let _ = write!(s, "; the nearest, point {i} ({}), misses {}", describe(*i), broken(b));
+            }
+            s
+        }
+    }
+}
