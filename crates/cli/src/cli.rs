@@ -5,7 +5,7 @@ use clap::{Args, Parser, Subcommand};
 /// herd: measure what a retry strategy does to a struggling upstream — the client's
 /// latency and failures, and how many requests the server really received.
 #[derive(Parser, Debug)]
-#[command(name = "herd", version, about, long_about = None, propagate_version = true)]
+#[command(name = "herd", version = env!("HERD_VERSION"), about, long_about = None, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -32,6 +32,17 @@ pub enum Command {
     /// Search the simulator for the arm configuration that meets your limits (`--vary` the
     /// arm's keys), or sweep a scenario key for every arm (`--vary upstream.…`).
     Tune(TuneArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout.
+    Completions(CompletionsArgs),
+    /// Print herd's man page (roff) to stdout.
+    Man,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Flags shared by runs of a scenario.

@@ -297,7 +297,7 @@ impl Tuned {
                     r.limits.hard_fail,
                 )?,
             ));
-        } else if let Some(v) = self.numeric_sweep() {
+        } else if let Some((k, v)) = self.numeric_sweep() {
             for f in Figure::ALL {
                 let lines: Vec<(String, Vec<(f64, Spread)>)> = r
                     .arms
@@ -314,7 +314,7 @@ impl Tuned {
                     .collect();
                 svgs.push((
                     format!("sweep-{}.svg", f.key()),
-                    plot::sweep_svg(&r.vary[0].key, f, &lines)?,
+                    plot::sweep_svg(&r.vary[k].key, f, &lines)?,
                 ));
             }
         }
@@ -323,16 +323,26 @@ impl Tuned {
         Ok(files)
     }
 
-    /// For a sweep of one numeric key, each point's x value.
-    fn numeric_sweep(&self) -> Option<Vec<f64>> {
+    /// For a sweep of one numeric key (the others fixed at one value each), the key's
+    /// position and each point's x value.
+    fn numeric_sweep(&self) -> Option<(usize, Vec<f64>)> {
         let r = &self.report;
-        if r.vary.len() != 1 {
-            return None;
-        }
-        r.points
+        let mut moving = r
+            .vary
             .iter()
-            .map(|p| p.settings[0].value.parse::<f64>().ok())
-            .collect()
+            .enumerate()
+            .filter(|(_, v)| v.values.len() > 1);
+        let k = match (moving.next(), moving.next()) {
+            (Some((k, _)), None) => k,
+            (None, None) => 0,
+            _ => return None,
+        };
+        let xs = r
+            .points
+            .iter()
+            .map(|p| p.settings.get(k)?.value.parse::<f64>().ok())
+            .collect::<Option<Vec<f64>>>()?;
+        Some((k, xs))
     }
 
     fn html(&self, svgs: &[(String, String)]) -> String {

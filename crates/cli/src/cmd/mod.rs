@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod docs;
 mod emit;
 mod policy;
 mod prepare;
@@ -25,6 +26,8 @@ pub fn run(cli: Cli) -> Result<(), Fail> {
         Command::Check(a) => check::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Tune(a) => tune::run(a),
+        Command::Completions(a) => docs::completions(a),
+        Command::Man => docs::man(),
     }
 }
 
