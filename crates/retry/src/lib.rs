@@ -25,10 +25,17 @@
 //! `herd` profile is the combination herd's reports argue for.
 //!
 //! ## Features
-//! - `tower`: [`tower::RetryLayer`], a `tower::Layer` for hyper-util's client, tonic, …
-//! - `reqwest-middleware`: [`reqwest::RetryMiddleware`], a `reqwest_middleware::Middleware`.
+//! Both off by default: the default build is the pure policy code, with no tokio, hyper or
+//! reqwest in its dependency tree.
+//! - `tower`: `tower::RetryLayer`, a `tower::Layer` for hyper-util's client, tonic, …
+//! - `reqwest-middleware`: `reqwest::RetryMiddleware`, a `reqwest_middleware::Middleware`.
 //!
 //! Both are thin: the decisions are [`Retrier`]'s, the clock is read in one place.
+//!
+#![cfg_attr(
+    all(feature = "tower", feature = "reqwest-middleware"),
+    doc = include_str!("../doc/production.md")
+)]
 //!
 //! ## Modules
 //! - [`jitter`]: every jitter kind, with its formula and where the cap applies;
