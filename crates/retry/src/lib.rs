@@ -42,7 +42,7 @@
 //! - [`backoff`]: nominal exponential delays;
 //! - [`budget`]: retry budgets shared by a client's requests (percent, token bucket, quota, ratio, adaptive);
 //! - [`profile`]: real libraries' defaults (undici, axios-retry) and simple baselines;
-//! - [`classify`]: outcomes, failures, methods;
+//! - [`classify`]: outcomes (an HTTP response's through [`Outcome::from_http`]), failures, methods;
 //! - [`retry_after`]: `Retry-After` parsing with "now" passed in, and what a hint does;
 //! - [`retrier`]: the per-client object that adds budget, deadline and counters to a policy;
 //! - [`consumer`]: the retry layer above the client (consumer timeouts that re-issue or abandon).
