@@ -189,8 +189,40 @@ impl Outcome {
         }
     }
 
-    /// A response with `status` and the raw `Retry-After` header value, if any, parsed
-    /// against `now` (see [`crate::retry_after::parse`]).
+    /// What an HTTP response means to a policy: its status, and its `Retry-After` header
+    /// parsed against `now`, the time the response arrived (see
+    /// [`crate::retry_after::parse`]).
+    ///
+    /// Every client built on the `http` crate's types (hyper, reqwest, tower services)
+    /// classifies a response here, so herd's driver and the production integrations read
+    /// the same hint from the same header. Only the first `Retry-After` counts; a value
+    /// that is not visible ASCII, not a whole number of seconds and not an HTTP-date is no
+    /// hint. The status is kept as it is: whether it is retried is the profile's call.
+    ///
+    /// ```
+    /// use herd_retry::Outcome;
+    /// use http::{header::RETRY_AFTER, HeaderMap, StatusCode};
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert(RETRY_AFTER, "2".parse().unwrap());
+    /// let o = Outcome::from_http(StatusCode::SERVICE_UNAVAILABLE, &headers, SystemTime::now());
+    /// assert_eq!(o.retry_after(), Some(Duration::from_secs(2)));
+    /// assert!(!o.is_success());
+    /// ```
+    pub fn from_http(
+        status: http::StatusCode,
+        headers: &http::HeaderMap,
+        now: SystemTime,
+    ) -> Outcome {
+        let retry_after = headers
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok());
+        Outcome::from_response(status.as_u16(), retry_after, now)
+    }
+
+    /// [`Outcome::from_http`] for a client without the `http` crate's types: `status`
+    /// and the raw `Retry-After` header value, if any, parsed against `now`.
     pub fn from_response(status: u16, retry_after: Option<&str>, now: SystemTime) -> Outcome {
         Outcome::Response {
             status,
@@ -255,6 +287,95 @@ mod tests {
                 retry_after: Some(Duration::from_secs(2))
             }
         );
+    }
+
+    fn http(status: u16, retry_after: &[&[u8]]) -> Outcome {
+        let mut headers = http::HeaderMap::new();
+        headers.insert("x-other", http::HeaderValue::from_static("7"));
+        for v in retry_after {
+            let v = http::HeaderValue::from_bytes(v).unwrap();
+            headers.append(http::header::RETRY_AFTER, v);
+        }
+        let status = http::StatusCode::from_u16(status).unwrap();
+        Outcome::from_http(status, &headers, t0())
+    }
+
+    fn t0() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000)
+    }
+
+    fn resp(status: u16, retry_after: Option<u64>) -> Outcome {
+        Outcome::Response {
+            status,
+            retry_after: retry_after.map(Duration::from_secs),
+        }
+    }
+
+    #[test]
+    fn from_http_keeps_the_status_of_every_class() {
+        for (status, success) in [
+            (200, true),
+            (204, true),
+            (301, true),
+            (304, true),
+            (400, false),
+            (404, false),
+            (429, false),
+            (500, false),
+            (503, false),
+            (599, false),
+        ] {
+            let o = http(status, &[]);
+            assert_eq!(o, resp(status, None), "{status}");
+            assert_eq!(o.is_success(), success, "{status}");
+        }
+    }
+
+    #[test]
+    fn from_http_reads_retry_after_seconds() {
+        assert_eq!(http(503, &[b"2"]), resp(503, Some(2)));
+        assert_eq!(http(429, &[b" 120 "]), resp(429, Some(120)));
+        assert_eq!(http(503, &[b"0"]), resp(503, Some(0)));
+        // A hint on any status is carried; the policy decides whether it matters.
+        assert_eq!(http(200, &[b"5"]), resp(200, Some(5)));
+        // Only the first header counts.
+        assert_eq!(http(503, &[b"3", b"9"]), resp(503, Some(3)));
+    }
+
+    #[test]
+    fn from_http_reads_retry_after_dates() {
+        let at = |secs: i64| {
+            let t = if secs >= 0 {
+                t0() + Duration::from_secs(secs as u64)
+            } else {
+                t0() - Duration::from_secs(secs.unsigned_abs())
+            };
+            httpdate::fmt_http_date(t)
+        };
+        assert_eq!(http(503, &[at(42).as_bytes()]), resp(503, Some(42)));
+        assert_eq!(http(503, &[at(-42).as_bytes()]), resp(503, Some(0)));
+        // 1_700_000_000 is Tue, 14 Nov 2023 22:13:20 GMT.
+        assert_eq!(
+            http(503, &[b"Tue, 14 Nov 2023 22:14:20 GMT"]),
+            resp(503, Some(60))
+        );
+    }
+
+    #[test]
+    fn from_http_without_a_usable_hint() {
+        assert_eq!(http(503, &[]), resp(503, None));
+        for garbage in [
+            &b""[..],
+            b"soon",
+            b"1.5",
+            b"-1",
+            b"2s",
+            b"99999999999999999999999",
+            b"Tue, 14 Nov 2023",
+            b"\xff\xfe",
+        ] {
+            assert_eq!(http(503, &[garbage]), resp(503, None), "{garbage:?}");
+        }
     }
 
     #[test]

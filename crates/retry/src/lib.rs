@@ -25,17 +25,24 @@
 //! `herd` profile is the combination herd's reports argue for.
 //!
 //! ## Features
-//! - `tower`: [`tower::RetryLayer`], a `tower::Layer` for hyper-util's client, tonic, …
-//! - `reqwest-middleware`: [`reqwest::RetryMiddleware`], a `reqwest_middleware::Middleware`.
+//! Both off by default: the default build is the pure policy code, with no tokio, hyper or
+//! reqwest in its dependency tree.
+//! - `tower`: `tower::RetryLayer`, a `tower::Layer` for hyper-util's client, tonic, …
+//! - `reqwest-middleware`: `reqwest::RetryMiddleware`, a `reqwest_middleware::Middleware`.
 //!
 //! Both are thin: the decisions are [`Retrier`]'s, the clock is read in one place.
+//!
+#![cfg_attr(
+    all(feature = "tower", feature = "reqwest-middleware"),
+    doc = include_str!("../doc/production.md")
+)]
 //!
 //! ## Modules
 //! - [`jitter`]: every jitter kind, with its formula and where the cap applies;
 //! - [`backoff`]: nominal exponential delays;
 //! - [`budget`]: retry budgets shared by a client's requests (percent, token bucket, quota, ratio, adaptive);
 //! - [`profile`]: real libraries' defaults (undici, axios-retry) and simple baselines;
-//! - [`classify`]: outcomes, failures, methods;
+//! - [`classify`]: outcomes (an HTTP response's through [`Outcome::from_http`]), failures, methods;
 //! - [`retry_after`]: `Retry-After` parsing with "now" passed in, and what a hint does;
 //! - [`retrier`]: the per-client object that adds budget, deadline and counters to a policy;
 //! - [`consumer`]: the retry layer above the client (consumer timeouts that re-issue or abandon).

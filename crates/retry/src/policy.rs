@@ -87,9 +87,12 @@ impl Policy {
     /// # Default
     /// The profile's: undici `none`, axios-retry `additive(0.2)`, exponential `full`.
     ///
-    /// For axios-retry, another jitter means a custom `retryDelay` function, and in
-    /// axios-retry 4.x only its built-in delay functions see `Retry-After`: the override
-    /// drops the hint too (set it back with [`Policy::with_retry_after`]).
+    /// For axios-retry, another jitter means a custom `retryDelay` function. axios-retry
+    /// 4.x calls it as `retryDelay(retryCount, error)`, and only its own delay functions
+    /// (`exponentialDelay`, `linearDelay`, the default `noDelay`) read `Retry-After` from
+    /// the error; a plain function of the retry count, like the Node adapter's
+    /// `(n) => 2 ** n * 100`, never sees it. So the override drops the hint too (set it
+    /// back with [`Policy::with_retry_after`]).
     pub fn with_jitter(mut self, jitter: Jitter) -> Policy {
         self.backoff.jitter = jitter;
         if self.profile == Profile::AxiosRetry {
@@ -244,7 +247,7 @@ mod tests {
     use super::*;
     use crate::classify::Failure;
     use proptest::prelude::*;
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64Mcg;
 
     fn ms(x: u64) -> Duration {
@@ -322,6 +325,45 @@ mod tests {
         assert!(d.iter().all(|x| (100_000..=120_000).contains(x)), "{d:?}");
         // A custom retryDelay (any jitter override) does not see the hint.
         assert_eq!(run(nj, ra, 1).0, [200, 400, 800]);
+    }
+
+    /// axios-retry 4.5.0, `dist/esm/index.js` (the version `adapters/node` locks):
+    ///
+    /// ```js
+    /// 59 export function exponentialDelay(retryNumber = 0, error = undefined, delayFactor = 100) {
+    /// 60     const calculatedDelay = 2 ** retryNumber * delayFactor;
+    /// 61     const delay = Math.max(calculatedDelay, retryAfter(error));
+    /// 62     const randomSum = delay * 0.2 * Math.random(); // 0-20% of the delay
+    /// 63     return delay + randomSum;
+    /// ```
+    ///
+    /// `retryAfter` (lines 43–55) turns `Retry-After: 1` into 1000 ms, and `handleRetry`
+    /// (lines 127–129) calls `retryDelay(retryCount, error)` with `retryCount` 1, 2, 3. The
+    /// floor comes before the jitter: a 1 s hint becomes 1000–1200 ms, never exactly 1 s
+    /// (a floor after the jitter, herd's `Floor`, would give 1000, 1000, 1000, 1897 here).
+    #[test]
+    fn axios_jitters_the_larger_of_backoff_and_retry_after() {
+        let now = std::time::SystemTime::UNIX_EPOCH;
+        let o = Outcome::from_response(503, Some("1"), now);
+        // A fourth retry (nominal 1600 ms) shows the backoff winning over the hint.
+        let p = Policy::new(Profile::AxiosRetry).with_retries(4);
+        let (d, end) = run(p, o, 7);
+        assert_eq!(d, [1137, 1095, 1054, 1897]);
+        assert_eq!(end, Decision::GiveUp(GiveUp::Exhausted));
+        // The same numbers from the formula, with the same draws.
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let formula: Vec<u128> = [200.0f64, 400.0, 800.0, 1600.0]
+            .iter()
+            .map(|nominal| {
+                let delay = nominal.max(1000.0);
+                let u: f64 = rng.random();
+                (delay + delay * 0.2 * u) as u128
+            })
+            .collect();
+        assert_eq!(d, formula);
+        // Without the hint, the same draws on the backoff alone.
+        let (d, _) = run(p, Outcome::status(503), 7);
+        assert_eq!(d, [227, 438, 843, 1897]);
     }
 
     #[test]

@@ -26,10 +26,18 @@ pub enum Profile {
     /// code and is not retried. Only methods GET, HEAD, OPTIONS, PUT, DELETE, TRACE.
     Undici,
     /// axios-retry 4.x with `retryDelay: exponentialDelay` (read in 4.5.0's
-    /// `dist/cjs/index.js`): `retries: 3`; retry `n` waits `max(100·2^n, Retry-After)` ms
-    /// plus `U[0, 0.2·that]`, uncapped. With `shouldResetTimeout: false` (the default)
-    /// axios' `timeout` covers the whole request, retries and delays included, so a
-    /// scenario gives this profile a deadline equal to its attempt timeout. Default condition `isNetworkOrIdempotentRequestError`:
+    /// `dist/esm/index.js`, the version `adapters/node` locks): `retries: 3`; retry `n`
+    /// waits `d = max(100·2^n, Retry-After)` ms plus `U[0, 0.2·d]`, uncapped: the jitter
+    /// is drawn on the larger of the two, so a hint is stretched by up to 20% too
+    /// ([`RetryAfterMode::FloorThenJitter`]). Its `retryAfter` reads the header with JS
+    /// `Number()` (so `1.5` is 1500 ms) and falls back to `new Date()`; herd parses RFC
+    /// 9110's whole seconds and HTTP-dates only, which is all herd's upstream sends.
+    /// A jitter override stands for a custom `retryDelay`, which does not read the hint
+    /// (see [`crate::Policy::with_jitter`]). axios-retry's own default `retryDelay` is
+    /// `noDelay` (the hint alone, else 0); this profile is the `exponentialDelay` its
+    /// README shows. With `shouldResetTimeout: false` (the default) axios' `timeout` covers
+    /// the whole request, retries and delays included, so a scenario gives this profile a
+    /// deadline equal to its attempt timeout. Default condition `isNetworkOrIdempotentRequestError`:
     /// a network error (no response, code not `ECONNABORTED` / `ERR_CANCELED`, so timeouts are
     /// not retried) on any method, or 429 / 5xx on GET, HEAD, OPTIONS, PUT, DELETE.
     AxiosRetry,
@@ -135,9 +143,8 @@ impl Profile {
         };
         match self {
             Profile::Undici => wait(RetryAfterMode::Replace, Duration::from_millis(30_000)),
-            Profile::AxiosRetry | Profile::Exponential => {
-                wait(RetryAfterMode::Floor, Duration::MAX)
-            }
+            Profile::AxiosRetry => wait(RetryAfterMode::FloorThenJitter, Duration::MAX),
+            Profile::Exponential => wait(RetryAfterMode::Floor, Duration::MAX),
             Profile::Herd => RetryAfter {
                 mode: RetryAfterMode::Floor,
                 min: Duration::ZERO,

@@ -70,13 +70,7 @@ fn method_of(m: &reqwest::Method) -> Method {
 
 fn classify(r: &reqwest_middleware::Result<reqwest::Response>) -> Outcome {
     match r {
-        Ok(resp) => Outcome::from_response(
-            resp.status().as_u16(),
-            resp.headers()
-                .get(http::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok()),
-            SystemTime::now(),
-        ),
+        Ok(resp) => Outcome::from_http(resp.status(), resp.headers(), SystemTime::now()),
         Err(reqwest_middleware::Error::Reqwest(e)) if e.is_timeout() => {
             Outcome::Failed(Failure::Timeout)
         }

@@ -1,9 +1,9 @@
 //! `Retry-After` (RFC 9110 §10.2.3): parsing the header, and what a policy does with it.
 //!
 //! Libraries disagree on the second part: undici lets the hint *replace* its backoff
-//! (capped at `maxTimeout`), axios-retry takes `max(backoff, hint)` uncapped and jitters
-//! that, herd's own
-//! profile takes the max but clamps the hint and gives up on a hint longer than it is
+//! (capped at `maxTimeout`), axios-retry's `exponentialDelay` takes `max(backoff, hint)`
+//! uncapped and adds its 20% jitter to that, herd's own profile takes the max of the
+//! jittered backoff and the hint, clamps the hint and gives up on a hint longer than it is
 //! willing to wait. [`RetryAfter`] says which, with limits.
 //!
 //! The date form needs "now" to turn into a delay; it is passed in, never read, so the
@@ -22,8 +22,10 @@ pub enum RetryAfterMode {
     Replace,
     /// The delay is `max(jittered backoff, clamped hint)` (herd).
     Floor,
-    /// The delay is the jitter applied to `max(nominal backoff, clamped hint)`
-    /// (axios-retry's `exponentialDelay`, which adds its 20% on top of the hint too).
+    /// The delay is the jitter applied to `max(nominal backoff, clamped hint)`: a hint is
+    /// stretched like a backoff. axios-retry 4.5.0's `exponentialDelay` does this
+    /// (`dist/esm/index.js`: `const delay = Math.max(calculatedDelay, retryAfter(error));`
+    /// then `return delay + delay * 0.2 * Math.random()`).
     FloorThenJitter,
 }
 

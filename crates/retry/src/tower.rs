@@ -169,13 +169,7 @@ where
                 })
             };
             let classify = |r: &Result<http::Response<RB>, BoxError>| match r {
-                Ok(resp) => Outcome::from_response(
-                    resp.status().as_u16(),
-                    resp.headers()
-                        .get(http::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok()),
-                    SystemTime::now(),
-                ),
+                Ok(resp) => Outcome::from_http(resp.status(), resp.headers(), SystemTime::now()),
                 Err(e) => Outcome::Failed(Failure::from_error(e.as_ref())),
             };
             match shared.run(method, attempt, classify).await {

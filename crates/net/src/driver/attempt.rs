@@ -88,13 +88,7 @@ impl HttpClient {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(classify_client_error(&e)),
         };
-        let outcome = Outcome::from_response(
-            resp.status().as_u16(),
-            resp.headers()
-                .get(http::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok()),
-            SystemTime::now(),
-        );
+        let outcome = Outcome::from_http(resp.status(), resp.headers(), SystemTime::now());
         if let Err(e) = resp.into_body().collect().await {
             return Outcome::Failed(classify_hyper_error(&e));
         }
