@@ -17,7 +17,6 @@
 //! the [`Recorder`].
 
 use crate::event::{Answer, Attempt, AttemptId, Event};
-use crate::network;
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::{Decision, Failure, Method, Outcome, Request, Retrier};
 use herd_scenario::{LogicalRecord, Recorder};
@@ -65,6 +64,8 @@ pub(crate) struct Wiring {
     pub up: LaneId,
     /// The attempt-timeout lane, if attempts time out.
     pub timeouts: Option<LaneId>,
+    /// The one-way network delay (`up`'s), ns: when the upstream sees a close.
+    pub one_way: u64,
 }
 
 /// One arm's client.
@@ -104,9 +105,9 @@ impl Client {
             retrier,
             method,
             retry_after,
-            wiring,
             timeout: timeout.map(nanos),
-            one_way: nanos(network::one_way()),
+            one_way: wiring.one_way,
+            wiring,
             reqs: Vec::new(),
             armed: Vec::new(),
             free: Vec::new(),

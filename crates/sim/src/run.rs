@@ -47,8 +47,9 @@ impl SimRun {
 pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
     let arm = &scenario.arms[index];
     let mut s = Schedule::new();
-    let up = s.add_lane(network::one_way());
-    let down = s.add_lane(network::one_way());
+    let one_way = network::one_way(&scenario.network);
+    let up = s.add_lane(one_way);
+    let down = s.add_lane(one_way);
     let timeouts = scenario.client.attempt_timeout.map(|t| s.add_lane(t));
     let upstream = &scenario.upstream;
     let retry_after =
@@ -60,7 +61,11 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
         scenario.client.pool_max_connections,
         scenario.client.attempt_timeout,
         retry_after,
-        Wiring { up, timeouts },
+        Wiring {
+            up,
+            timeouts,
+            one_way: nanos(one_way),
+        },
     );
     let arm_seed = scenario.arm_seed(index);
     let (mut demand, mut error) = match Demand::new(scenario) {
