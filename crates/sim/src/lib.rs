@@ -40,6 +40,7 @@
 mod client;
 mod consumers;
 mod event;
+mod fates;
 pub mod lane;
 pub mod network;
 pub mod queue;
@@ -47,5 +48,6 @@ mod run;
 pub mod schedule;
 mod upstream;
 
+pub use fates::{upstream_fates, Arrival, Fated, Reply};
 pub use run::{simulate, SimRun};
 pub use schedule::{LaneId, Schedule};
