@@ -109,7 +109,10 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
             }
             Event::Retry(id) => client.retry(&mut s, id),
             Event::AtServer(a) => server.arrive(&mut s, a),
-            Event::ServerDone { attempt, what } => server.finish(&mut s, attempt, what),
+            Event::ServerDone { attempt, what } => {
+                let attempt = client.seen_by_upstream(attempt);
+                server.finish(&mut s, attempt, what)
+            }
             Event::AtClient { attempt, answer } => client.answered(&mut s, attempt, answer),
             Event::Timeout(id) => client.timed_out(&mut s, id),
             Event::Consumer(timer) => {

@@ -11,9 +11,9 @@
 //! - Work goes through [`herd_scenario::capacity::Capacity`], the one copy of the workers
 //!   and FIFO rule shared with the real upstream: a free worker, or a place in line, or
 //!   shed (counted `Shed`, answered RST or 503 without `Retry-After`).
-//! - When the client gives up on an attempt, the real upstream's handler is dropped as
-//!   soon as it sees the connection close: an outcome due from then on is neither sent nor
-//!   counted. Admitted work still runs to the end on its worker, and queued work keeps its
+//! - When the client gives up on an attempt (its timeout, or a consumer's cancel), the
+//!   real upstream's handler is dropped as soon as it sees the connection close: an
+//!   outcome due from then on is neither sent nor counted. Admitted work still runs to the end on its worker, and queued work keeps its
 //!   place and is served (the capacity module says why), because that wasted work is the
 //!   load herd measures.
 
