@@ -13,7 +13,8 @@
 //! fault or a retry: the model only carries out what the shared code decides, in the order
 //! the real upstream and driver do (the `upstream` and `client` modules say, step by step,
 //! which `herd-net` code they mirror). It is checked against `herd bench` and against queueing theory (M/M/c) in its
-//! tests.
+//! tests, and its upstream alone ([`upstream_fates`]) against the real one, request by
+//! request.
 //!
 //! ## Determinism
 //!
