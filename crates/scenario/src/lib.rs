@@ -5,6 +5,7 @@
 //! scenarios, and the report (histograms, 100 ms timelines, table and JSON).
 
 pub mod arrival;
+pub mod capacity;
 pub mod counts;
 pub mod demand;
 pub mod embedded;

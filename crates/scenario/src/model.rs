@@ -29,6 +29,28 @@ pub struct Scenario {
     /// `[consumers]`: the retry layer above the client. `None`: each arrival is one
     /// logical request, as without consumers.
     pub consumers: Option<ConsumerSpec>,
+    /// `[network]`: the path between client and upstream, as the simulator models it.
+    pub network: Network,
+}
+
+/// `[network]`: what the simulator puts between the client and the upstream. The real
+/// driver ignores it: it runs on loopback, whose round trip is whatever it is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Network {
+    /// Round-trip time (`rtt_ms`): half of it on the way to the upstream, half back.
+    ///
+    /// # Default
+    /// 0.2 ms, a slightly pessimistic stand-in for loopback plus the runtimes' scheduling.
+    /// 0 removes the network, which queueing-theory checks want.
+    pub rtt: Duration,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            rtt: Duration::from_micros(200),
+        }
+    }
 }
 
 /// `[consumers]`: who generates the units of work, and what they do when a unit is slow.

@@ -108,6 +108,7 @@ impl Check<'_> {
             .transpose()?;
         let client = self.client(raw.client)?;
         let upstream = self.upstream(raw.upstream)?;
+        let network = self.network(raw.network)?;
         if raw.arms.is_empty() {
             return Err(self.err(
                 &keys(&["arms"]),
@@ -139,7 +140,13 @@ impl Check<'_> {
             upstream,
             arms,
             consumers,
+            network,
         })
+    }
+
+    fn network(&self, n: RawNetwork) -> R<Network> {
+        let rtt = self.ms(&keys(&["network", "rtt_ms"]), n.rtt_ms)?;
+        Ok(Network { rtt })
     }
 
     fn load(&self, l: RawLoad) -> R<Load> {

@@ -24,6 +24,20 @@ pub(crate) struct RawScenario {
     #[serde(default)]
     pub arms: Vec<RawArm>,
     pub consumers: Option<RawConsumers>,
+    #[serde(default)]
+    pub network: RawNetwork,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawNetwork {
+    pub rtt_ms: f64,
+}
+
+impl Default for RawNetwork {
+    fn default() -> Self {
+        RawNetwork { rtt_ms: 0.2 }
+    }
 }
 
 fn default_seed() -> i64 {

@@ -17,12 +17,11 @@
 //! the [`Recorder`].
 
 use crate::event::{Answer, Attempt, AttemptId, Event};
-use crate::network;
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::{Decision, Failure, Method, Outcome, Request, Retrier};
 use herd_scenario::{LogicalRecord, Recorder};
 use rand_pcg::Pcg64Mcg;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 /// Where a logical request is.
@@ -65,6 +64,8 @@ pub(crate) struct Wiring {
     pub up: LaneId,
     /// The attempt-timeout lane, if attempts time out.
     pub timeouts: Option<LaneId>,
+    /// The one-way network delay (`up`'s), ns: when the upstream sees a close.
+    pub one_way: u64,
 }
 
 /// One arm's client.
@@ -87,6 +88,10 @@ pub(crate) struct Client {
     recorder: Recorder,
     /// Finished requests that have an owner, `(owner, ok)`, for the consumers to take.
     finished: Vec<(u64, bool)>,
+    /// Cancelled attempts that were on the wire → when the upstream sees their connection
+    /// close (cancel + one hop). Kept until the upstream's outcome for the attempt is due
+    /// or its answer arrives; empty without cancels, so it costs nothing then.
+    departed: HashMap<AttemptId, u64>,
 }
 
 impl Client {
@@ -104,9 +109,9 @@ impl Client {
             retrier,
             method,
             retry_after,
-            wiring,
             timeout: timeout.map(nanos),
-            one_way: nanos(network::one_way()),
+            one_way: wiring.one_way,
+            wiring,
             reqs: Vec::new(),
             armed: Vec::new(),
             free: Vec::new(),
@@ -114,6 +119,7 @@ impl Client {
             waiting: VecDeque::new(),
             recorder: Recorder::new(),
             finished: Vec::new(),
+            departed: HashMap::new(),
         }
     }
 
@@ -175,8 +181,10 @@ impl Client {
 
     /// Cancels request `req` (a consumer abandoned it): as dropping the request's future
     /// does in the real driver, an attempt on the wire frees its pool slot now, and its
-    /// answer, its timeout and its pending backoff all become stale. The upstream is not
-    /// told (it still finishes admitted work, as the real one does).
+    /// answer, its timeout and its pending backoff all become stale. Its connection closes
+    /// now, so, as for a timed-out attempt, the upstream sees it gone one hop later: an
+    /// outcome due from then on is neither sent nor counted (see [`Client::seen_by_upstream`]);
+    /// admitted work still runs, as on the real one.
     pub(crate) fn cancel(&mut self, s: &mut Schedule<Event>, req: u32) {
         let Some(r) = self.reqs.get_mut(req as usize) else {
             return;
@@ -185,12 +193,31 @@ impl Client {
         if phase == Phase::Free {
             return;
         }
+        let on_wire = AttemptId { req, gen: r.gen };
         r.gen = r.gen.wrapping_add(1).max(1);
         r.phase = Phase::Free;
         self.armed[req as usize] = 0;
         self.free.push(req);
         if phase == Phase::InFlight {
+            let closed = s.now().saturating_add(self.one_way);
+            self.departed.insert(on_wire, closed);
             self.release(s);
+        }
+    }
+
+    /// Attempt `a` as the upstream sees it when an outcome for it is due: gone at its
+    /// timeout, or earlier if it was cancelled. The upstream has no more outcomes for it
+    /// after this one, so a cancel's record is dropped here.
+    pub(crate) fn seen_by_upstream(&mut self, a: Attempt) -> Attempt {
+        if self.departed.is_empty() {
+            return a;
+        }
+        match self.departed.remove(&a.id) {
+            Some(closed) => Attempt {
+                gone_at: a.gone_at.min(closed),
+                ..a
+            },
+            None => a,
         }
     }
 
@@ -266,7 +293,12 @@ impl Client {
     /// The upstream's answer to `id` arrives.
     pub(crate) fn answered(&mut self, s: &mut Schedule<Event>, id: AttemptId, answer: Answer) {
         if self.current(id, Phase::InFlight).is_none() {
-            return; // the attempt timed out first
+            // It timed out first, or was cancelled (then the upstream answered before it
+            // saw the close: its record is done with).
+            if !self.departed.is_empty() {
+                self.departed.remove(&id);
+            }
+            return;
         }
         self.release(s);
         let outcome = match answer {

@@ -40,7 +40,7 @@ pub(crate) enum Event {
 }
 
 /// One attempt: which request, which try.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct AttemptId {
     /// The request's slot in the client's table.
     pub req: u32,
@@ -49,7 +49,8 @@ pub(crate) struct AttemptId {
 }
 
 /// An attempt as the upstream sees it: its id, and when the upstream learns that the
-/// client gave up on it (timeout + one network hop; `u64::MAX` without a timeout). The
+/// client gave up on it (timeout + one network hop; `u64::MAX` without a timeout; a cancel
+/// by a consumer brings it forward, see `Client::seen_by_upstream`). The
 /// real upstream drops a request's handler when its connection closes, so an outcome due
 /// at or after that instant is never sent nor counted — but admitted work runs to the end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

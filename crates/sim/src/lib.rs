@@ -13,7 +13,8 @@
 //! fault or a retry: the model only carries out what the shared code decides, in the order
 //! the real upstream and driver do (the `upstream` and `client` modules say, step by step,
 //! which `herd-net` code they mirror). It is checked against `herd bench` and against queueing theory (M/M/c) in its
-//! tests.
+//! tests, and its upstream alone ([`upstream_fates`]) against the real one, request by
+//! request.
 //!
 //! ## Determinism
 //!
@@ -40,6 +41,7 @@
 mod client;
 mod consumers;
 mod event;
+mod fates;
 pub mod lane;
 pub mod network;
 pub mod queue;
@@ -47,5 +49,6 @@ mod run;
 pub mod schedule;
 mod upstream;
 
+pub use fates::{upstream_fates, Arrival, Fated, Reply};
 pub use run::{simulate, SimRun};
 pub use schedule::{LaneId, Schedule};

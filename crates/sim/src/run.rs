@@ -12,7 +12,9 @@ use crate::network;
 use crate::schedule::{nanos, Schedule};
 use crate::upstream::Server;
 use herd_retry::Retrier;
-use herd_scenario::{ArmReport, Demand, Recorder, Scenario, ScenarioError, ServerCounts};
+use herd_scenario::{
+    ArmReport, ArmSeed, Demand, Recorder, Scenario, ScenarioError, ServerCounts, Unit,
+};
 use std::time::Duration;
 
 /// What one simulated arm produced.
@@ -45,90 +47,171 @@ impl SimRun {
 /// # Panics
 /// If `index` is not an arm of `scenario` (a caller's bug, not bad input).
 pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
-    let arm = &scenario.arms[index];
-    let mut s = Schedule::new();
-    let up = s.add_lane(network::one_way());
-    let down = s.add_lane(network::one_way());
-    let timeouts = scenario.client.attempt_timeout.map(|t| s.add_lane(t));
-    let upstream = &scenario.upstream;
-    let retry_after =
-        (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
-    let mut server = Server::new(upstream, scenario.seeds(), down);
-    let mut client = Client::new(
-        Retrier::new(arm.strategy()),
-        scenario.load.method,
-        scenario.client.pool_max_connections,
-        scenario.client.attempt_timeout,
-        retry_after,
-        Wiring { up, timeouts },
-    );
-    let arm_seed = scenario.arm_seed(index);
     let (mut demand, mut error) = match Demand::new(scenario) {
         Ok(d) => (d, None),
         Err(e) => (Demand::Closed, Some(e)),
     };
-    let mut consumers = match (&scenario.consumers, arm.consumers) {
-        (Some(c), Some(rules)) => Some(consumers::Driver::new(
-            &mut s,
-            rules,
-            c.count,
-            scenario.load.requests,
-            arm_seed,
-        )),
-        _ => None,
-    };
-    if let Some(c) = &mut consumers {
-        c.start(&mut s, &mut client, scenario.seeds());
-    }
-    let mut arrivals = demand.by_ref().enumerate();
-    let mut next = arrivals.next();
-    if let Some((_, u)) = next {
-        s.at(nanos(u.at), Event::Arrive);
-    }
-    while let Some((_, ev)) = s.pop() {
+    let mut arm = Arm::wire(scenario, index);
+    let mut feed = Feed::start(&mut arm.s, demand.by_ref());
+    while let Some((_, ev)) = arm.s.pop() {
         match ev {
             Event::Arrive => {
-                if let Some((i, u)) = next.take() {
-                    match &mut consumers {
-                        Some(c) => c.arrive(&mut s, &mut client, u.consumer),
-                        None => {
-                            let rng = arm_seed.request(i as u64);
-                            client.begin(&mut s, rng, NO_OWNER);
-                        }
-                    }
+                if let Some(unit) = feed.due() {
+                    arm.arrive(unit);
                 }
-                next = arrivals.next();
-                if let Some((_, u)) = next {
-                    s.at(nanos(u.at), Event::Arrive);
-                }
+                feed.schedule_next(&mut arm.s);
             }
-            Event::Retry(id) => client.retry(&mut s, id),
-            Event::AtServer(a) => server.arrive(&mut s, a),
-            Event::ServerDone { attempt, what } => server.finish(&mut s, attempt, what),
-            Event::AtClient { attempt, answer } => client.answered(&mut s, attempt, answer),
-            Event::Timeout(id) => client.timed_out(&mut s, id),
-            Event::Consumer(timer) => {
-                if let Some(c) = &mut consumers {
-                    c.fire(&mut s, &mut client, timer);
-                }
-            }
+            ev => arm.handle(ev),
         }
-        if let Some(c) = &mut consumers {
-            c.collect(&mut s, &mut client);
-        }
+        arm.collect();
     }
     if error.is_none() {
         error = demand.take_error();
     }
-    let recorder = match consumers {
-        Some(c) => c.into_recorder(&client),
-        None => client.into_recorder(),
-    };
-    SimRun {
-        recorder,
-        counts: server.into_counts(),
-        events: s.events(),
-        end: Duration::from_nanos(s.now()),
-        error,
+    arm.into_run(error)
+}
+
+/// The arrival schedule, one `Arrive` event pending at a time (a trace is streamed).
+struct Feed<I: Iterator<Item = Unit>> {
+    units: std::iter::Enumerate<I>,
+    next: Option<(usize, Unit)>,
+}
+
+impl<I: Iterator<Item = Unit>> Feed<I> {
+    /// Schedules the first arrival.
+    fn start(s: &mut Schedule<Event>, units: I) -> Self {
+        let mut feed = Feed {
+            units: units.enumerate(),
+            next: None,
+        };
+        feed.schedule_next(s);
+        feed
+    }
+
+    /// The arrival due now, with its index.
+    fn due(&mut self) -> Option<(usize, Unit)> {
+        self.next.take()
+    }
+
+    /// Schedules the arrival after the one just handled (after it, so that its events
+    /// keep their order at equal instants).
+    fn schedule_next(&mut self, s: &mut Schedule<Event>) {
+        self.next = self.units.next();
+        if let Some((_, u)) = self.next {
+            s.at(nanos(u.at), Event::Arrive);
+        }
+    }
+}
+
+/// One arm wired onto one schedule: client → network → upstream → network → client, and
+/// the consumers above the client if the scenario has them.
+struct Arm<'a> {
+    s: Schedule<Event>,
+    server: Server<'a>,
+    client: Client,
+    consumers: Option<consumers::Driver>,
+    arm_seed: ArmSeed,
+}
+
+impl<'a> Arm<'a> {
+    /// Lanes first (both network hops, then attempt timeouts), then the upstream, the
+    /// client and the consumers, who start their first units.
+    fn wire(scenario: &'a Scenario, index: usize) -> Self {
+        let arm = &scenario.arms[index];
+        let mut s = Schedule::new();
+        let one_way = network::one_way(&scenario.network);
+        let up = s.add_lane(one_way);
+        let down = s.add_lane(one_way);
+        let timeouts = scenario.client.attempt_timeout.map(|t| s.add_lane(t));
+        let upstream = &scenario.upstream;
+        let retry_after =
+            (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
+        let server = Server::new(upstream, scenario.seeds(), down);
+        let mut client = Client::new(
+            Retrier::new(arm.strategy()),
+            scenario.load.method,
+            scenario.client.pool_max_connections,
+            scenario.client.attempt_timeout,
+            retry_after,
+            Wiring {
+                up,
+                timeouts,
+                one_way: nanos(one_way),
+            },
+        );
+        let arm_seed = scenario.arm_seed(index);
+        let mut consumers = match (&scenario.consumers, arm.consumers) {
+            (Some(c), Some(rules)) => Some(consumers::Driver::new(
+                &mut s,
+                rules,
+                c.count,
+                scenario.load.requests,
+                arm_seed,
+            )),
+            _ => None,
+        };
+        if let Some(c) = &mut consumers {
+            c.start(&mut s, &mut client, scenario.seeds());
+        }
+        Arm {
+            s,
+            server,
+            client,
+            consumers,
+            arm_seed,
+        }
+    }
+
+    /// Unit `i` of the schedule arrives: at its consumer, or straight at the client.
+    fn arrive(&mut self, (i, unit): (usize, Unit)) {
+        match &mut self.consumers {
+            Some(c) => c.arrive(&mut self.s, &mut self.client, unit.consumer),
+            None => {
+                let rng = self.arm_seed.request(i as u64);
+                self.client.begin(&mut self.s, rng, NO_OWNER);
+            }
+        }
+    }
+
+    /// Every event but an arrival goes to the one part it concerns.
+    fn handle(&mut self, ev: Event) {
+        let s = &mut self.s;
+        match ev {
+            Event::Arrive => {}
+            Event::Retry(id) => self.client.retry(s, id),
+            Event::AtServer(a) => self.server.arrive(s, a),
+            Event::ServerDone { attempt, what } => {
+                let attempt = self.client.seen_by_upstream(attempt);
+                self.server.finish(s, attempt, what)
+            }
+            Event::AtClient { attempt, answer } => self.client.answered(s, attempt, answer),
+            Event::Timeout(id) => self.client.timed_out(s, id),
+            Event::Consumer(timer) => {
+                if let Some(c) = &mut self.consumers {
+                    c.fire(s, &mut self.client, timer);
+                }
+            }
+        }
+    }
+
+    /// The consumers take the requests that finished (and act on them).
+    fn collect(&mut self) {
+        if let Some(c) = &mut self.consumers {
+            c.collect(&mut self.s, &mut self.client);
+        }
+    }
+
+    fn into_run(self, error: Option<ScenarioError>) -> SimRun {
+        let recorder = match self.consumers {
+            Some(c) => c.into_recorder(&self.client),
+            None => self.client.into_recorder(),
+        };
+        SimRun {
+            recorder,
+            counts: self.server.into_counts(),
+            events: self.s.events(),
+            end: Duration::from_nanos(self.s.now()),
+            error,
+        }
     }
 }

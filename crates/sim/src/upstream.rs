@@ -8,19 +8,20 @@
 //! - `Received` is counted when an attempt arrives, before its fate is drawn.
 //! - Injected 503s are answered (and counted) at once; injected resets after `reset_after`;
 //!   held requests at their window's end. None of them uses a worker.
-//! - Work takes a free worker, or waits in a FIFO of `queue_limit`, or is shed (counted
-//!   `Shed`, answered RST or 503 without `Retry-After`) when both are full. A finished
-//!   worker goes straight to the head of the line.
-//! - When the client gives up on an attempt, the real upstream's handler is dropped as
-//!   soon as it sees the connection close: an outcome due from then on is neither sent nor
-//!   counted. Admitted work still runs to the end on its worker (queued work still waits
-//!   for one), because that wasted work is the load herd measures.
+//! - Work goes through [`herd_scenario::capacity::Capacity`], the one copy of the workers
+//!   and FIFO rule shared with the real upstream: a free worker, or a place in line, or
+//!   shed (counted `Shed`, answered RST or 503 without `Retry-After`).
+//! - When the client gives up on an attempt (its timeout, or a consumer's cancel), the
+//!   real upstream's handler is dropped as soon as it sees the connection close: an
+//!   outcome due from then on is neither sent nor counted. Admitted work still runs to the end on its worker, and queued work keeps its
+//!   place and is served (the capacity module says why), because that wasted work is the
+//!   load herd measures.
 
 use crate::event::{Answer, Attempt, Event, Finish};
 use crate::schedule::{nanos, LaneId, Schedule};
+use herd_scenario::capacity::{Admitted, Capacity};
 use herd_scenario::{Fate, HoldAnswer, Seeds, ServerCounts, ServerEvent, Shed};
 use rand_pcg::Pcg64Mcg;
-use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Work waiting for a worker.
@@ -34,10 +35,8 @@ struct Job {
 pub(crate) struct Server<'a> {
     config: &'a herd_scenario::Upstream,
     rng: Pcg64Mcg,
-    /// Most busy workers; `None` is unlimited.
-    workers: Option<usize>,
-    busy: usize,
-    line: VecDeque<Job>,
+    /// Workers and the line waiting for them.
+    capacity: Capacity<Job>,
     counts: ServerCounts,
     /// The lane answers travel back to the client on.
     down: LaneId,
@@ -49,9 +48,7 @@ impl<'a> Server<'a> {
         Server {
             config,
             rng: seeds.faults(),
-            workers: (config.workers > 0).then_some(config.workers),
-            busy: 0,
-            line: VecDeque::new(),
+            capacity: Capacity::new(config.workers, config.queue_limit),
             counts: ServerCounts::new(),
             down,
         }
@@ -106,28 +103,21 @@ impl<'a> Server<'a> {
                 },
             ),
             Fate::Work { service, .. } => {
-                let service = nanos(service);
-                if self.workers.map_or(true, |w| self.busy < w) {
-                    self.busy += 1;
-                    self.start(
-                        s,
-                        Job {
-                            attempt: a,
-                            service,
-                        },
-                    );
-                } else if self.line.len() < self.config.queue_limit {
-                    self.line.push_back(Job {
-                        attempt: a,
-                        service,
-                    });
-                } else {
-                    self.count(now, ServerEvent::Shed);
-                    let answer = match self.config.shed {
-                        Shed::Reset => Answer::Reset,
-                        Shed::Status503 => Answer::Unavailable { hinted: false },
-                    };
-                    self.answer(s, a, answer);
+                let job = Job {
+                    attempt: a,
+                    service: nanos(service),
+                };
+                match self.capacity.admit(job) {
+                    Admitted::Now(job) => self.start(s, job),
+                    Admitted::Queued => {}
+                    Admitted::Shed(_) => {
+                        self.count(now, ServerEvent::Shed);
+                        let answer = match self.config.shed {
+                            Shed::Reset => Answer::Reset,
+                            Shed::Status503 => Answer::Unavailable { hinted: false },
+                        };
+                        self.answer(s, a, answer);
+                    }
                 }
             }
         }
@@ -153,9 +143,8 @@ impl<'a> Server<'a> {
                     self.count(now, ServerEvent::Ok);
                     self.answer(s, a, Answer::Ok);
                 }
-                match self.line.pop_front() {
-                    Some(next) => self.start(s, next),
-                    None => self.busy = self.busy.saturating_sub(1),
+                if let Some(next) = self.capacity.finish() {
+                    self.start(s, next);
                 }
             }
             Finish::Reset | Finish::Hold(HoldAnswer::Reset) if listening => {

@@ -1,9 +1,10 @@
 //! Queueing theory: with Poisson arrivals, exponential service, `workers = c`, no faults and
 //! no retries, the simulated upstream is an M/M/c queue, and the mean latency the client
-//! sees (minus the network round trip) must match the Erlang C formula within 2%.
+//! sees must match the Erlang C formula within 2%. The scenarios set `[network] rtt_ms = 0`,
+//! so nothing but the queue is measured; a network adds exactly its round trip to every
+//! request (checked separately).
 
 use herd_scenario::Scenario;
-use herd_sim::network::RTT;
 
 /// Mean time in an M/M/c system (waiting + service), seconds.
 ///
@@ -33,8 +34,9 @@ fn erlang_c_mean_response(lambda: f64, mu: f64, c: u32) -> f64 {
 }
 
 /// The M/M/c scenario, written as a user would (so the test also covers parsing): no
-/// faults, no retries, no timeout, a pool and a queue too large to matter.
-fn mmc(c: usize, rate: f64, mean_ms: f64, requests: u64, seed: u64) -> Scenario {
+/// faults, no retries, no timeout, a pool and a queue too large to matter, and a network of
+/// `rtt_ms`.
+fn mmc(c: usize, rate: f64, mean_ms: f64, requests: u64, seed: u64, rtt_ms: f64) -> Scenario {
     let text = format!(
         r#"
 name = "mmc"
@@ -49,6 +51,8 @@ pool_max_connections = 1000000
 service_time = {{ dist = "exponential", mean_ms = {mean_ms} }}
 workers = {c}
 queue_limit = 1000000000
+[network]
+rtt_ms = {rtt_ms}
 [[arms]]
 id = "none"
 policy = "none"
@@ -58,7 +62,7 @@ policy = "none"
 }
 
 fn check(c: usize, rate: f64, mean_ms: f64, requests: u64, seed: u64) {
-    let s = mmc(c, rate, mean_ms, requests, seed);
+    let s = mmc(c, rate, mean_ms, requests, seed, 0.0);
     let run = herd_sim::simulate(&s, 0);
     assert_eq!(run.recorder.len(), requests);
     assert_eq!(run.recorder.failed(), 0);
@@ -68,7 +72,7 @@ fn check(c: usize, rate: f64, mean_ms: f64, requests: u64, seed: u64) {
         (requests, requests, 0)
     );
     // The histogram keeps 3 significant digits: its mean is exact to ~0.1%.
-    let measured_ms = run.recorder.histogram().mean() / 1000.0 - RTT.as_secs_f64() * 1000.0;
+    let measured_ms = run.recorder.histogram().mean() / 1000.0;
     let theory_ms = erlang_c_mean_response(rate, 1000.0 / mean_ms, c as u32) * 1000.0;
     let err = (measured_ms - theory_ms).abs() / theory_ms;
     eprintln!(
@@ -106,4 +110,17 @@ fn mm1_matches_erlang_c() {
 fn mm16_matches_erlang_c() {
     // 16 workers of 40 ms mean at 320 req/s: ρ = 0.8.
     check(16, 320.0, 40.0, 250_000, 13);
+}
+
+#[test]
+fn a_network_adds_its_round_trip_to_every_request() {
+    let mean_ms = |rtt_ms| {
+        let s = mmc(2, 150.0, 10.0, 20_000, 14, rtt_ms);
+        herd_sim::simulate(&s, 0).recorder.histogram().mean() / 1000.0
+    };
+    let (none, default, slow) = (mean_ms(0.0), mean_ms(0.2), mean_ms(5.0));
+    // Same arrivals and service times, shifted by one hop on the way there: every latency
+    // grows by exactly the round trip (the histogram keeps 3 significant digits).
+    assert!((default - none - 0.2).abs() < 0.02, "{none} -> {default}");
+    assert!((slow - none - 5.0).abs() < 0.05, "{none} -> {slow}");
 }

@@ -61,7 +61,14 @@ impl HttpClient {
     /// (the request's [`herd_retry::Retrier::attempt_timeout`]) covers waiting for a
     /// connection, the request and the whole response body. The attempt carries `id` in
     /// [`REQUEST_ID_HEADER`], so the upstream can tell a retry from a first try.
+    ///
+    /// An attempt with no time left (`timeout` zero: the deadline has come) times out
+    /// before it is sent, as in the simulator; `tokio::time::timeout(0, …)` would poll
+    /// the send once and could put it on the wire.
     pub async fn attempt(&self, id: u64, timeout: Option<Duration>) -> Outcome {
+        if timeout.is_some_and(|t| t.is_zero()) {
+            return Outcome::Failed(Failure::Timeout);
+        }
         let fut = self.send(id);
         match timeout {
             Some(t) => tokio::time::timeout(t, fut)

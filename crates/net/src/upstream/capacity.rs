@@ -1,36 +1,33 @@
-//! Workers and the FIFO in front of them: who is served, who waits, who is shed.
+//! Workers and the FIFO in front of them, on tokio: the rule is
+//! [`herd_scenario::capacity::Capacity`] (shared with the simulator); this wraps it for
+//! concurrent handlers.
 //!
-//! One small `Mutex` holds the number of busy workers and the waiting line, so the shed
-//! decision ("all workers busy and the queue full") is taken atomically at arrival, and the
-//! line is served strictly in arrival order. A semaphore would also be FIFO, but only from
-//! the moment a waiter is first polled, and its queue length is not observable; here the
-//! gauges are exact. A finished worker is handed straight to the head of the line, so the
-//! busy count never dips between two requests.
+//! One small `Mutex` holds the pure core, so the shed decision ("all workers busy and the
+//! queue full") is taken atomically at arrival, and the line is served strictly in arrival
+//! order. Each waiter is a oneshot channel on which its [`Worker`] arrives. A semaphore
+//! would also be FIFO, but only from the moment a waiter is first polled, and its queue
+//! length is not observable; here the gauges are exact.
+//!
+//! A waiter lives in the request's work task, not in its hyper handler, so a client that
+//! leaves does not take its request out of line (the core's rule). Only a shutdown drops
+//! waiters; a worker handed to a dropped waiter finishes at once and passes on.
 
 use super::{lock, Stats};
-use std::collections::VecDeque;
+use herd_scenario::capacity::{self, Admitted};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
 /// The upstream's workers and waiting line.
 #[derive(Debug)]
 pub(crate) struct Capacity {
-    /// Most requests served at once; `None` is unlimited.
-    workers: Option<usize>,
-    /// Most requests waiting for a worker.
-    queue_limit: usize,
-    /// Busy count and waiters; held only to admit or release.
+    /// Busy count and waiters (each sent its [`Worker`] when one frees up); held only to
+    /// admit or release.
     state: Mutex<State>,
     /// Where the gauges are published.
     stats: Arc<Stats>,
 }
 
-#[derive(Debug, Default)]
-struct State {
-    busy: usize,
-    /// Each waiter is sent its [`Worker`] when one frees up.
-    waiting: VecDeque<oneshot::Sender<Worker>>,
-}
+type State = capacity::Capacity<oneshot::Sender<Worker>>;
 
 /// The outcome of admission, decided at arrival.
 #[derive(Debug)]
@@ -55,25 +52,19 @@ impl Capacity {
     /// `workers` at once (0: unlimited), at most `queue_limit` waiting.
     pub(crate) fn new(workers: usize, queue_limit: usize, stats: Arc<Stats>) -> Arc<Self> {
         Arc::new(Capacity {
-            workers: (workers > 0).then_some(workers),
-            queue_limit,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State::new(workers, queue_limit)),
             stats,
         })
     }
 
     /// Admits one arriving request.
     pub(crate) fn admit(self: &Arc<Self>) -> Admission {
+        let (tx, rx) = oneshot::channel();
         let mut s = lock(&self.state);
-        let admission = if self.workers.map_or(true, |w| s.busy < w) {
-            s.busy += 1;
-            Admission::Now(self.worker())
-        } else if s.waiting.len() < self.queue_limit {
-            let (tx, rx) = oneshot::channel();
-            s.waiting.push_back(tx);
-            Admission::Queued(rx)
-        } else {
-            Admission::Shed
+        let admission = match s.admit(tx) {
+            Admitted::Now(_) => Admission::Now(self.worker()),
+            Admitted::Queued => Admission::Queued(rx),
+            Admitted::Shed(_) => Admission::Shed,
         };
         self.publish(&s);
         admission
@@ -91,15 +82,13 @@ impl Capacity {
         loop {
             let next = {
                 let mut s = lock(&self.state);
-                let next = s.waiting.pop_front();
-                if next.is_none() {
-                    s.busy = s.busy.saturating_sub(1);
-                }
+                let next = s.finish();
                 self.publish(&s);
                 next
             };
             let Some(tx) = next else { return };
             // Sent outside the lock: a refused worker is dropped here, and must not re-enter.
+            // A refused worker (its waiter dropped at shutdown) finishes at once: loop.
             match tx.send(self.worker()) {
                 Ok(()) => return,
                 Err(mut gone) => gone.armed = false,
@@ -108,7 +97,7 @@ impl Capacity {
     }
 
     fn publish(&self, s: &State) {
-        self.stats.set_gauges(s.busy, s.waiting.len());
+        self.stats.set_gauges(s.busy(), s.queued());
     }
 }
 
@@ -147,7 +136,7 @@ mod tests {
     }
 
     #[test]
-    fn line_is_fifo_and_skips_departed_waiters() {
+    fn line_is_fifo_and_skips_waiters_dropped_at_shutdown() {
         let (c, stats) = cap(1, 3);
         let first = c.admit();
         let Admission::Queued(gone) = c.admit() else {

@@ -22,9 +22,10 @@
 //! - normal and stalled work need one of `workers` (0: unlimited), wait in a FIFO of at most
 //!   `queue_limit`, and are shed (RST or 503, as configured) when both are full.
 //!
-//! Admitted work is carried out even if the client goes away: a real server does not
-//! notice a closed connection while it computes, and the wasted work of abandoned
-//! attempts is exactly the load herd is there to measure.
+//! Admitted work is carried out even if the client goes away (and queued work keeps its
+//! place in line, see [`herd_scenario::capacity`]): a real server does not notice a closed
+//! connection while it computes, and the wasted work of abandoned attempts is exactly the
+//! load herd is there to measure. Only the answer is dropped, with the handler.
 //!
 //! # Control endpoints
 //!
