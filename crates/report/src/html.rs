@@ -43,6 +43,9 @@ pub fn render_html(inputs: &Inputs<'_>, timeline_svg: &str, latency_svg: &str) -
         r.offered_rps,
         r.arms.len()
     );
+    if let Some(note) = &r.stop {
+        let _ = writeln!(h, "<p><b>{}</b></p>", esc(&table::partial_line(note)));
+    }
     if !s.description.is_empty() {
         let _ = writeln!(h, "<p>{}</p>", esc(&s.description));
     }

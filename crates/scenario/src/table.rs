@@ -1,7 +1,8 @@
 //! The markdown table: the seed's columns (arm, p50, p99, hard-fail, server RPS multiplier)
-//! plus p999, the whole-run load multiplier and the 100 ms burst.
+//! plus p999, the whole-run load multiplier and the 100 ms burst; a partial run ends with a
+//! line saying so, since its figures mean less than a whole run's.
 
-use crate::report::Report;
+use crate::report::{Report, StopNote};
 use std::fmt::Write;
 
 /// Renders the report as a markdown table followed by each arm's policy.
@@ -31,7 +32,27 @@ pub fn render(r: &Report) -> String {
     for a in &r.arms {
         let _ = writeln!(s, "- `{}`: {}", a.id, a.policy);
     }
+    if let Some(note) = &r.stop {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "{}", partial_line(note));
+    }
     s
+}
+
+/// `partial run: stopped by SIGINT after 4.0 s; 1432 of 9600 requests finished; left out: a, b`.
+pub fn partial_line(note: &StopNote) -> String {
+    let mut line = format!(
+        "partial run: stopped by {} after {:.1} s; {} of {} requests finished",
+        note.signal,
+        note.after_ms as f64 / 1000.0,
+        note.finished,
+        note.planned
+    );
+    if !note.left_out.is_empty() {
+        line.push_str("; left out: ");
+        line.push_str(&note.left_out.join(", "));
+    }
+    line
 }
 
 fn ms(x: f64) -> String {
@@ -39,5 +60,28 @@ fn ms(x: f64) -> String {
         format!("{x:.0}ms")
     } else {
         format!("{x:.1}ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_run_says_so_under_the_table() {
+        let whole = Report::new("real", "s", 1, 100.0, vec![]);
+        assert!(!render(&whole).contains("partial"));
+        let note = StopNote {
+            signal: "SIGINT".into(),
+            after_ms: 4049,
+            finished: 1432,
+            planned: 9600,
+            left_out: vec!["node-undici".into(), "tower-retry".into()],
+        };
+        let text = render(&whole.stopped(note));
+        assert!(text.ends_with(
+            "\npartial run: stopped by SIGINT after 4.0 s; 1432 of 9600 requests finished; \
+             left out: node-undici, tower-retry\n"
+        ));
     }
 }
