@@ -1,4 +1,5 @@
-//! One module per subcommand; each returns `Result<(), Fail>`.
+//! One module per subcommand; each returns `Result<(), Fail>`, or, for the runs a signal
+//! can stop, the exit code.
 
 mod bench;
 mod check;
@@ -12,18 +13,20 @@ mod upstream;
 
 use crate::cli::{Cli, Command};
 use crate::fail::Fail;
+use std::process::ExitCode;
 
 /// Runs the parsed command line.
-pub fn run(cli: Cli) -> Result<(), Fail> {
-    match cli.command {
-        Command::Bench(a) => bench::run(a),
-        Command::Sim(a) => sim::run(a),
+pub fn run(cli: Cli) -> Result<ExitCode, Fail> {
+    let done = match cli.command {
+        Command::Bench(a) => return bench::run(a),
+        Command::Sim(a) => return sim::run(a),
         Command::Upstream(a) => upstream::run(a),
         Command::Policy(a) => policy::run(a),
         Command::Scenarios(a) => scenarios::run(a),
         Command::Check(a) => check::run(a),
         Command::Trace(a) => trace::run(a),
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// A tokio runtime for the commands that touch the network.
