@@ -127,6 +127,7 @@ pub async fn run_arm(
         ready = prepare(scenario, index, &url) => ready?,
     };
     let upstream = bound.serve(scenario.upstream.clone(), scenario.seed);
+    tracing::info!(arm = %scenario.arms[index].id, "client ready; the clock starts");
     let ticker = progress
         .clone()
         .map(|p| watch_server(p, index, upstream.stats()));
