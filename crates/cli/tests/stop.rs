@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 /// it exits).
 fn start(args: &[&str], env: &[(&str, &Path)]) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd"));
-    cmd.args(args)
+    // herd-net says when each arm's clock starts.
+    cmd.env("HERD_LOG", "herd_net=info")
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -316,9 +318,12 @@ fn sigterm_during_a_node_arm_exits_143_and_leaves_no_process() {
         ],
         &[],
     );
+    let lines = stderr_lines(&mut herd);
     let node = adapter_of(&mut herd, Duration::from_secs(120));
-    // The warm-up and handshake take about a second; then requests flow.
-    sleep(Duration::from_secs(3));
+    // The adapter warms up before its handshake (seconds on a busy machine); once herd
+    // starts the clock, requests flow.
+    wait_for_line(&lines, "the clock starts", Duration::from_secs(60));
+    sleep(Duration::from_secs(2));
     let herd_pid = herd.id();
     signal(herd_pid, "TERM");
     let status = expect_exit(&mut herd, Duration::from_secs(2), "SIGTERM");
