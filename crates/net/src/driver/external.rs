@@ -67,14 +67,13 @@ pub(super) async fn drive(
         // The schedule is a pure function of the seed, so the intended time of id N is
         // recomputed here rather than kept per request.
         schedule: arrivals(scenario)?.collect(),
-        arm: Some(arm),
         client,
         epoch,
         tx,
         next: 0,
         max_lag: Duration::ZERO,
     };
-    let complete = run.until_stopped(stop).await?;
+    let complete = run.drive(arm, stop).await?;
     drop(run.tx);
     let recorder = aggregate.await.map_err(io::Error::other)?;
     Ok(Driven {
@@ -89,8 +88,6 @@ pub(super) async fn drive(
 /// One external arm's run.
 struct Run {
     schedule: Vec<Duration>,
-    /// `None` once finished or stopped.
-    arm: Option<ExternalArm>,
     client: String,
     epoch: Instant,
     tx: UnboundedSender<LogicalRecord>,
@@ -101,11 +98,8 @@ struct Run {
 
 impl Run {
     /// Sends the schedule and collects the answers; on a stop, ends the adapter and returns
-    /// `false` (the answers so far are recorded).
-    async fn until_stopped(&mut self, stop: &Stop) -> io::Result<bool> {
-        let Some(mut arm) = self.arm.take() else {
-            return Ok(true);
-        };
+    /// `false` (the answers recorded so far stay).
+    async fn drive(&mut self, mut arm: ExternalArm, stop: &Stop) -> io::Result<bool> {
         let sent = tokio::select! {
             biased;
             () = stop.requested() => false,
