@@ -22,9 +22,11 @@ pub struct Report {
     /// Whether a signal stopped the run early; [`Report::stop`] then says what was left
     /// out. A partial arm's client-side figures (`logical_requests`, `succeeded`, `failed`,
     /// `hard_fail_ratio`, `latency_ms`, `client_attempts`, the timeline's `offered`) count
-    /// only the logical requests that finished before the stop; requests still in flight
-    /// were abandoned, and they are the slow ones (mid-retry, held, stalled), so the
-    /// latency tail and the hard-fail ratio understate the arm. Its server-side figures
+    /// only the logical requests (with `[consumers]`: units; `logical_requests` and
+    /// `client_attempts` then still count every request sent) that finished before the
+    /// stop; requests still in flight were abandoned, and they are the slow ones
+    /// (mid-retry, held, stalled), so the latency tail and the hard-fail ratio understate
+    /// the arm. Its server-side figures
     /// (`server_requests`, `shed`, the timeline's server columns) count everything the
     /// upstream received until the stop, the abandoned requests' attempts included, so
     /// `load_multiplier` overstates it. Absent from reports older than the field: `false`.
