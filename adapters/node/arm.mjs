@@ -233,6 +233,18 @@ const CLIENTS = {
   'node-axios-retry-fulljitter': axiosArm,
 };
 
+// herd gone means nothing is left to do. herd closes our stdin when it is done sending,
+// and then we still owe it the outstanding answers; but if herd was killed outright
+// (SIGKILL, a crash) it can never read them, while undici's retries could keep this
+// process and its requests alive for a minute. herd's death shows as a new parent (we are
+// re-parented to init or a subreaper), so we check for that a few times a second,
+// including during the warm-up. herd itself ends us with SIGTERM (to our process group)
+// when it is stopped.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(3);
+}, 200).unref();
+
 const opts = parseArgs(process.argv.slice(2));
 const build = CLIENTS[opts.client];
 if (!build) fail(`unknown client ${opts.client} (expected one of: ${Object.keys(CLIENTS).join(', ')})`);

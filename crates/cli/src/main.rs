@@ -3,12 +3,14 @@
 //!
 //! A thin binary: clap parses flags into raw values, each command turns them into validated
 //! library objects and calls the libraries. Exit codes: 0 done, 1 a run that failed,
-//! 2 bad input (usage, scenario).
+//! 2 bad input (usage, scenario), 130 / 143 a run stopped by SIGINT / SIGTERM (see
+//! [`stop`]).
 
 mod cli;
 mod cmd;
 mod fail;
 mod output;
+mod stop;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -20,7 +22,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     match cmd::run(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(fail) => {
             eprintln!("herd: {}", fail.message());
             fail.exit_code()

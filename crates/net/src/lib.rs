@@ -6,4 +6,7 @@
 
 pub mod driver;
 pub mod external;
+mod stop;
 pub mod upstream;
+
+pub use stop::{Stop, StopTrigger};

@@ -227,6 +227,53 @@ async fn done_without_exit_and_missing_program_are_errors() {
     assert!(matches!(e, ExternalError::Spawn { .. }), "{e:?}");
 }
 
+/// Whether `pid` is a live process (not gone, not a zombie).
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|i| stat[i + 2..].chars().next())
+            .is_some_and(|state| state != 'Z')
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn stop_ends_the_adapter_and_what_it_started_even_if_it_ignores_sigterm() {
+    // Ignores SIGTERM, and starts a child that does too (both in its process group).
+    let dir = script("stubborn", "");
+    let pids = dir.with_file_name("pids");
+    let body = format!(
+        "trap '' TERM\nsleep 60 &\necho \"$$ $!\" > {}\nwhile IFS= read -r line; do :; done\nexec sleep 60",
+        pids.display()
+    );
+    let arm = ExternalArm::spawn(fake("stubborn", &body))
+        .await
+        .expect("handshake");
+    arm.send(0).expect("send");
+    let text = bounded(Duration::from_secs(10), async {
+        loop {
+            match std::fs::read_to_string(&pids) {
+                Ok(t) if t.ends_with('\n') => return t,
+                _ => tokio::time::sleep(ms(20)).await,
+            }
+        }
+    })
+    .await;
+    let started: Vec<u32> = text
+        .split_whitespace()
+        .map(|p| p.parse().expect("pid"))
+        .collect();
+    assert!(started.iter().all(|&p| alive(p)), "{started:?}");
+    let t = Instant::now();
+    bounded(Duration::from_secs(10), arm.stop()).await;
+    let took = t.elapsed();
+    assert!(took >= herd_net::external::STOP_GRACE, "{took:?}");
+    assert!(took < herd_net::external::STOP_GRACE + ms(1500), "{took:?}");
+    let left: Vec<u32> = started.into_iter().filter(|&p| alive(p)).collect();
+    assert!(left.is_empty(), "still running after stop: {left:?}");
+}
+
 // ---------------------------------------------------------------------------------------
 // Real Node clients against herd's upstream.
 

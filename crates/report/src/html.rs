@@ -5,7 +5,7 @@
 //! so the page and the terminal can never disagree on a column or a rounding.
 
 use crate::Inputs;
-use herd_scenario::table::{Align, Table};
+use herd_scenario::table::{self, Align, Table};
 use std::fmt::Write;
 
 const CSS: &str = "\
@@ -42,6 +42,9 @@ pub fn render_html(inputs: &Inputs<'_>, timeline_svg: &str, latency_svg: &str) -
         r.offered_rps,
         r.arms.len()
     );
+    if let Some(note) = &r.stop {
+        let _ = writeln!(h, "<p><b>{}</b></p>", esc(&table::partial_line(note)));
+    }
     if !s.description.is_empty() {
         let _ = writeln!(h, "<p>{}</p>", esc(&s.description));
     }

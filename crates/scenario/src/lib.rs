@@ -36,5 +36,5 @@ pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
 pub use record::{ConsumerTally, LogicalRecord, Recorder};
-pub use report::{ArmReport, Report};
+pub use report::{ArmReport, Report, StopNote};
 pub use seeds::{ArmSeed, Seeds};

@@ -19,8 +19,41 @@ pub struct Report {
     pub scenario: ScenarioInfo,
     /// Logical requests offered per second.
     pub offered_rps: f64,
+    /// Whether a signal stopped the run early; [`Report::stop`] then says what was left
+    /// out. A partial arm's client-side figures (`logical_requests`, `succeeded`, `failed`,
+    /// `hard_fail_ratio`, `latency_ms`, `client_attempts`, the timeline's `offered`) count
+    /// only the logical requests (with `[consumers]`: units; `logical_requests` and
+    /// `client_attempts` then still count every request sent) that finished before the
+    /// stop; requests still in flight were abandoned, and they are the slow ones
+    /// (mid-retry, held, stalled), so the latency tail and the hard-fail ratio understate
+    /// the arm. Its server-side figures
+    /// (`server_requests`, `shed`, the timeline's server columns) count everything the
+    /// upstream received until the stop, the abandoned requests' attempts included, so
+    /// `load_multiplier` overstates it. Absent from reports older than the field: `false`.
+    #[serde(default)]
+    pub partial: bool,
+    /// With `partial` only: how the run was stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopNote>,
     /// One entry per arm, in scenario order.
     pub arms: Vec<ArmReport>,
+}
+
+/// How a partial run was stopped, and what it left out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StopNote {
+    /// The signal, `SIGINT` or `SIGTERM`.
+    pub signal: String,
+    /// From the start of the command to the signal, ms.
+    pub after_ms: u64,
+    /// Logical requests (with `[consumers]`: units of work) that finished, over the
+    /// reported arms.
+    pub finished: u64,
+    /// Logical requests (units) the scenario asked for, over all its arms.
+    pub planned: u64,
+    /// Arms left out of `arms`: not started before the stop (`herd bench`) or not finished
+    /// (`herd sim`, which reports only whole arms).
+    pub left_out: Vec<String>,
 }
 
 /// Which scenario ran.
@@ -139,7 +172,16 @@ impl Report {
                 seed,
             },
             offered_rps,
+            partial: false,
+            stop: None,
             arms,
         }
+    }
+
+    /// The same report, marked partial with `note`.
+    pub fn stopped(mut self, note: StopNote) -> Self {
+        self.partial = true;
+        self.stop = Some(note);
+        self
     }
 }

@@ -6,9 +6,10 @@
 //! value, so they cannot disagree on a column, an order or a rounding. Cells keep their
 //! number and their unit; each renderer decides only how to write them (markdown and HTML
 //! round for people, CSV keeps full precision for spreadsheets), and no renderer ever
-//! parses another's output, so an arm id may hold any character.
+//! parses another's output, so an arm id may hold any character. A partial run (stopped by a
+//! signal) ends with a line saying so, since its figures mean less than a whole run's.
 
-use crate::report::Report;
+use crate::report::{Report, StopNote};
 use std::fmt::{self, Write};
 
 /// How a column's cells line up.
@@ -80,6 +81,8 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// Each arm's id and policy description, shown under the table.
     pub policies: Vec<(String, String)>,
+    /// For a partial run, the line that says so (see [`partial_line`]).
+    pub partial: Option<String>,
 }
 
 const fn col(title: &'static str, key: &'static str, align: Align) -> Column {
@@ -132,6 +135,7 @@ impl Table {
             columns: COLUMNS,
             rows,
             policies,
+            partial: r.stop.as_ref().map(partial_line),
         }
     }
 
@@ -161,6 +165,9 @@ impl Table {
         for (id, policy) in &self.policies {
             let _ = writeln!(s, "- `{id}`: {policy}");
         }
+        if let Some(line) = &self.partial {
+            let _ = writeln!(s, "\n{line}");
+        }
         s
     }
 
@@ -175,6 +182,22 @@ impl Table {
         }
         s
     }
+}
+
+/// `partial run: stopped by SIGINT after 4.0 s; 1432 of 9600 requests finished; left out: a, b`.
+pub fn partial_line(note: &StopNote) -> String {
+    let mut line = format!(
+        "partial run: stopped by {} after {:.1} s; {} of {} requests finished",
+        note.signal,
+        note.after_ms as f64 / 1000.0,
+        note.finished,
+        note.planned
+    );
+    if !note.left_out.is_empty() {
+        line.push_str("; left out: ");
+        line.push_str(&note.left_out.join(", "));
+    }
+    line
 }
 
 /// A CSV field: as is, or quoted with inner quotes doubled.
@@ -211,7 +234,26 @@ mod tests {
             columns: &COLUMNS[..2],
             rows: vec![vec![Cell::Text(id.into()), Cell::Ms(1.5)]],
             policies: vec![(id.into(), "none".into())],
+            partial: None,
         }
+    }
+
+    #[test]
+    fn a_partial_run_says_so_under_the_table() {
+        let whole = Report::new("real", "s", 1, 100.0, vec![]);
+        assert!(!render(&whole).contains("partial"));
+        let note = StopNote {
+            signal: "SIGINT".into(),
+            after_ms: 4049,
+            finished: 1432,
+            planned: 9600,
+            left_out: vec!["node-undici".into(), "tower-retry".into()],
+        };
+        let text = render(&whole.stopped(note));
+        assert!(text.ends_with(
+            "\npartial run: stopped by SIGINT after 4.0 s; 1432 of 9600 requests finished; \
+             left out: node-undici, tower-retry\n"
+        ));
     }
 
     #[test]

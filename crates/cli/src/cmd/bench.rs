@@ -1,24 +1,31 @@
 //! `herd bench`: every arm on a real socket, each with its own upstream and pool.
+//!
+//! SIGINT / SIGTERM stop it early ([`crate::stop`]): the arms running then report what had
+//! finished, arms not yet started are left out, and the report is marked partial.
 
-use super::emit::{check_out, emit};
+use super::emit::{check_out, emit, left_out, stop_note};
 use super::prepare::prepare;
 use super::runtime;
 use crate::cli::BenchArgs;
 use crate::fail::Fail;
+use crate::stop::Signals;
 use anyhow::Context;
 use herd_net::driver::{run_arm, ArmRun, Progress, Watch};
+use herd_net::Stop;
 use herd_scenario::{Report, Scenario};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub fn run(a: BenchArgs) -> Result<(), Fail> {
+pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let p = prepare(&a.run)?;
     let s = p.scenario;
     let quiet = a.run.quiet;
     check_out(&a.run)?;
+    let signals = Signals::install()?;
     if !quiet {
         eprintln!(
             "herd bench {}: {} arm(s), {} requests each at {} req/s{}",
@@ -39,47 +46,31 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
     let bars = (!quiet && std::io::stderr().is_terminal()).then(|| Bars::new(&s));
     let progress = bars.as_ref().map(Bars::callback);
     let rt = runtime()?;
-    let runs: Vec<ArmRun> = rt
-        .block_on(async {
-            let shared = Arc::new(s.clone());
-            let mut out: Vec<Option<ArmRun>> = (0..s.arms.len()).map(|_| None).collect();
-            for round in rounds(&s, a.sequential) {
-                let handles: Vec<_> = round
-                    .iter()
-                    .map(|&i| {
-                        let s = shared.clone();
-                        let progress = progress.clone();
-                        (
-                            i,
-                            tokio::spawn(async move { run_arm(&s, i, progress).await }),
-                        )
-                    })
-                    .collect();
-                for (i, h) in handles {
-                    let r = h.await.context("arm task panicked")?;
-                    out[i] = Some(r.with_context(|| format!("arm {}", s.arms[i].id))?);
-                }
-            }
-            Ok::<_, anyhow::Error>(out.into_iter().flatten().collect())
-        })
+    let runs = rt
+        .block_on(run_rounds(&s, a.sequential, progress, signals.stop()))
         .map_err(Fail::run)?;
     if let Some(b) = &bars {
         b.finish();
     }
-    let arms = runs
+    let ran: Vec<(usize, &ArmRun)> = runs
         .iter()
         .enumerate()
-        .map(|(i, r)| r.report(&s, i))
+        .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
         .collect();
-    let report = Report::new("real", &s.name, s.seed, s.load.rate, arms);
-    let recorders: Vec<_> = runs.iter().map(|r| &r.recorder).collect();
+    let arms = ran.iter().map(|&(i, r)| r.report(&s, i)).collect();
+    let recorders: Vec<_> = ran.iter().map(|(_, r)| &r.recorder).collect();
+    let mut report = Report::new("real", &s.name, s.seed, s.load.rate, arms);
+    if let Some(caught) = signals.caught() {
+        let left_out = left_out(&s, runs.iter().map(Option::is_some));
+        report = report.stopped(stop_note(caught, &s, &recorders, left_out));
+    }
     emit(&a.run, &report, &s, &p.text, &recorders)?;
-    for (arm, r) in s.arms.iter().zip(&runs) {
+    for &(i, r) in &ran {
         if r.max_lag.as_millis() >= 20 && !quiet {
             eprintln!(
                 "warning: arm {}: the driver fell up to {} ms behind schedule (machine too busy?); \
                  requests then went out in bunches, which inflates burst and peak multipliers",
-                arm.id,
+                s.arms[i].id,
                 r.max_lag.as_millis()
             );
         }
@@ -87,7 +78,46 @@ pub fn run(a: BenchArgs) -> Result<(), Fail> {
     if !quiet {
         eprintln!("wall time {:.1}s", started.elapsed().as_secs_f64());
     }
-    Ok(())
+    Ok(signals.exit_code())
+}
+
+/// Runs the arms round by round (see [`rounds`]) until done or `stop` fires; a round not
+/// begun by then is not started. One entry per arm: `None` if it did not run.
+async fn run_rounds(
+    s: &Scenario,
+    sequential: bool,
+    progress: Option<Progress>,
+    stop: Stop,
+) -> anyhow::Result<Vec<Option<ArmRun>>> {
+    let shared = Arc::new(s.clone());
+    let mut out: Vec<Option<ArmRun>> = (0..s.arms.len()).map(|_| None).collect();
+    for round in rounds(s, sequential) {
+        if stop.is_requested() {
+            break;
+        }
+        let handles: Vec<_> = round
+            .iter()
+            .map(|&i| {
+                let (s, progress, stop) = (shared.clone(), progress.clone(), stop.clone());
+                (
+                    i,
+                    tokio::spawn(async move { run_arm(&s, i, progress, stop).await }),
+                )
+            })
+            .collect();
+        for (i, h) in handles {
+            match h.await.context("arm task panicked")? {
+                Ok(run) => out[i] = run,
+                // An arm that broke while stopping (its adapter got the signal too) is
+                // left out of the partial report rather than failing it.
+                Err(e) if stop.is_requested() => {
+                    eprintln!("herd: arm {}: {e} (while stopping; left out)", s.arms[i].id);
+                }
+                Err(e) => return Err(e).with_context(|| format!("arm {}", s.arms[i].id)),
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Which arms run together, round after round: with `sequential`, each alone; otherwise

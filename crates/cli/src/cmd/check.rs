@@ -28,6 +28,14 @@ struct Limit {
 pub fn run(a: CheckArgs) -> Result<(), Fail> {
     let limits = limits(&a)?;
     let report = read(&a.report)?;
+    if let Some(note) = &report.stop {
+        // Still checked (a limit broken in the first seconds is broken), but not silently.
+        eprintln!(
+            "warning: {} is a partial report ({}); its figures cover only what finished",
+            a.report,
+            herd_scenario::table::partial_line(note)
+        );
+    }
     for id in &a.arms {
         if !report.arms.iter().any(|arm| &arm.id == id) {
             let known: Vec<_> = report.arms.iter().map(|arm| arm.id.as_str()).collect();

@@ -4,9 +4,10 @@
 use crate::cli::RunArgs;
 use crate::fail::Fail;
 use crate::output::write_out;
+use crate::stop::Caught;
 use anyhow::Context;
 use herd_report::{Cdf, Inputs};
-use herd_scenario::{table, Recorder, Report, Scenario};
+use herd_scenario::{table, Recorder, Report, Scenario, StopNote};
 
 /// Checks `--out` before anything runs (bad input exits 2 and writes nothing).
 pub fn check_out(run: &RunArgs) -> Result<(), Fail> {
@@ -58,4 +59,33 @@ pub fn emit(
         }
     }
     Ok(())
+}
+
+/// What a stopped run's report says about the stop: the signal, when, how many of the
+/// planned logical requests (units, with `[consumers]`) the reported arms finished, and
+/// which arms are left out.
+pub fn stop_note(
+    caught: Caught,
+    scenario: &Scenario,
+    reported: &[&Recorder],
+    left_out: Vec<String>,
+) -> StopNote {
+    StopNote {
+        signal: caught.signal.name().to_owned(),
+        after_ms: caught.after.as_millis() as u64,
+        finished: reported.iter().map(|r| r.len()).sum(),
+        planned: scenario.load.requests * scenario.arms.len() as u64,
+        left_out,
+    }
+}
+
+/// The ids of the arms whose entry in `ran` is false.
+pub fn left_out(scenario: &Scenario, ran: impl Iterator<Item = bool>) -> Vec<String> {
+    scenario
+        .arms
+        .iter()
+        .zip(ran)
+        .filter(|(_, ran)| !ran)
+        .map(|(arm, _)| arm.id.clone())
+        .collect()
 }

@@ -1,4 +1,5 @@
-//! One module per subcommand; each returns `Result<(), Fail>`.
+//! One module per subcommand; each returns `Result<(), Fail>`, or, for the runs a signal
+//! can stop, the exit code.
 
 mod bench;
 mod check;
@@ -14,12 +15,13 @@ mod upstream;
 
 use crate::cli::{Cli, Command};
 use crate::fail::Fail;
+use std::process::ExitCode;
 
 /// Runs the parsed command line.
-pub fn run(cli: Cli) -> Result<(), Fail> {
-    match cli.command {
-        Command::Bench(a) => bench::run(a),
-        Command::Sim(a) => sim::run(a),
+pub fn run(cli: Cli) -> Result<ExitCode, Fail> {
+    let done = match cli.command {
+        Command::Bench(a) => return bench::run(a),
+        Command::Sim(a) => return sim::run(a),
         Command::Upstream(a) => upstream::run(a),
         Command::Policy(a) => policy::run(a),
         Command::Scenarios(a) => scenarios::run(a),
@@ -28,7 +30,8 @@ pub fn run(cli: Cli) -> Result<(), Fail> {
         Command::Tune(a) => tune::run(a),
         Command::Completions(a) => docs::completions(a),
         Command::Man => docs::man(),
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// A tokio runtime for the commands that touch the network.

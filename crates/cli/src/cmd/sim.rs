@@ -1,18 +1,26 @@
 //! `herd sim`: every arm in the simulator, on threads, reported exactly as `herd bench`
 //! reports (mode `sim`). The JSON carries no wall-clock figure, so the same scenario, seed
 //! and flags give the same bytes; wall time and events/s go to stderr.
+//!
+//! SIGINT / SIGTERM stop it ([`crate::stop`]): an arm is one uninterruptible computation,
+//! so the report (marked partial) has the arms finished by then, and the others, still
+//! simulating on their threads, are left out and end with the process.
 
-use super::emit::{check_out, emit};
+use super::emit::{check_out, emit, left_out, stop_note};
 use super::prepare::prepare;
 use crate::cli::SimArgs;
 use crate::fail::Fail;
+use crate::stop::Signals;
+use herd_net::Stop;
 use herd_scenario::{Report, Scenario};
 use herd_sim::{simulate, SimRun};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-pub fn run(a: SimArgs) -> Result<(), Fail> {
+pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
     let p = prepare(&a.run)?;
     let s = p.scenario;
     check_out(&a.run)?;
@@ -27,6 +35,7 @@ pub fn run(a: SimArgs) -> Result<(), Fail> {
         )));
     }
     let quiet = a.run.quiet;
+    let signals = Signals::install()?;
     if !quiet {
         eprintln!(
             "herd sim {}: {} arm(s), {} requests each at {} req/s",
@@ -37,24 +46,29 @@ pub fn run(a: SimArgs) -> Result<(), Fail> {
         );
     }
     let started = Instant::now();
-    let runs = simulate_all(&s);
+    let runs = simulate_all(&s, &signals.stop());
     let wall = started.elapsed();
-    if let Some(e) = runs.iter().find_map(|r| r.error.as_ref()) {
+    if let Some(e) = runs.iter().flatten().find_map(|r| r.error.as_ref()) {
         return Err(Fail::run(anyhow::anyhow!(
             "the trace changed during the run: {e}"
         )));
     }
-    let arms = runs
+    let done: Vec<(usize, &SimRun)> = runs
         .iter()
         .enumerate()
-        .map(|(i, r)| r.report(&s, i))
+        .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
         .collect();
-    let report = Report::new("sim", &s.name, s.seed, s.load.rate, arms);
-    let recorders: Vec<_> = runs.iter().map(|r| &r.recorder).collect();
+    let arms = done.iter().map(|&(i, r)| r.report(&s, i)).collect();
+    let recorders: Vec<_> = done.iter().map(|(_, r)| &r.recorder).collect();
+    let mut report = Report::new("sim", &s.name, s.seed, s.load.rate, arms);
+    if let Some(caught) = signals.caught() {
+        let left_out = left_out(&s, runs.iter().map(Option::is_some));
+        report = report.stopped(stop_note(caught, &s, &recorders, left_out));
+    }
     emit(&a.run, &report, &s, &p.text, &recorders)?;
     if !quiet {
-        let events: u64 = runs.iter().map(|r| r.events).sum();
-        let logical = s.load.requests * s.arms.len() as u64;
+        let events: u64 = done.iter().map(|(_, r)| r.events).sum();
+        let logical = s.load.requests * done.len() as u64;
         let secs = wall.as_secs_f64().max(1e-9);
         eprintln!(
             "wall time {:.2}s: {events} events ({:.2}M events/s), {:.2}M logical requests/s, {} thread(s)",
@@ -64,7 +78,7 @@ pub fn run(a: SimArgs) -> Result<(), Fail> {
             threads(s.arms.len())
         );
     }
-    Ok(())
+    Ok(signals.exit_code())
 }
 
 /// Threads to use: one per arm, at most one per core.
@@ -73,28 +87,40 @@ fn threads(arms: usize) -> usize {
     arms.clamp(1, cores.max(1))
 }
 
+/// How often the waiting thread looks at the stop.
+const POLL: Duration = Duration::from_millis(50);
+
 /// Simulates every arm, arms taken in turn by a few threads; results in scenario order.
 /// Each arm is a pure function of the scenario, so the threading cannot change a byte.
-fn simulate_all(s: &Scenario) -> Vec<SimRun> {
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<(usize, SimRun)>> = Mutex::new(Vec::with_capacity(s.arms.len()));
-    std::thread::scope(|scope| {
-        for _ in 0..threads(s.arms.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= s.arms.len() {
-                    return;
-                }
-                let run = simulate(s, i);
-                done.lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .push((i, run));
-            });
+/// When `stop` fires, returns at once with the arms finished so far (`None` for the rest):
+/// no thread starts another arm, and the ones still simulating are not waited for.
+fn simulate_all(s: &Scenario, stop: &Stop) -> Vec<Option<SimRun>> {
+    let shared = Arc::new(s.clone());
+    let next = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = mpsc::channel::<(usize, SimRun)>();
+    for _ in 0..threads(s.arms.len()) {
+        let (s, next, tx, stop) = (shared.clone(), next.clone(), tx.clone(), stop.clone());
+        std::thread::spawn(move || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= s.arms.len() || stop.is_requested() {
+                return;
+            }
+            if tx.send((i, simulate(&s, i))).is_err() {
+                return;
+            }
+        });
+    }
+    drop(tx);
+    let mut done: Vec<Option<SimRun>> = (0..s.arms.len()).map(|_| None).collect();
+    while !stop.is_requested() {
+        match rx.recv_timeout(POLL) {
+            Ok((i, run)) => done[i] = Some(run),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
         }
-    });
-    let mut done = done
-        .into_inner()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
+    }
+    while let Ok((i, run)) = rx.try_recv() {
+        done[i] = Some(run);
+    }
+    done
 }

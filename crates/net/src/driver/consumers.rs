@@ -8,12 +8,16 @@
 //! future mid-attempt or mid-backoff: its connection closes, its pool slot frees, its
 //! backoff timer is gone. Timers live in an ordered map keyed by (due, sequence), so two
 //! due at once fire in the order they were armed.
+//!
+//! A [`Stop`] is one more branch of the loop: it aborts every live request, like a
+//! `Cancel` of each, and ends the arm with the units done so far (see the driver's docs).
 
 use super::{logical, Driven, HttpClient, Progress};
+use crate::Stop;
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
-use herd_retry::Retrier;
+use herd_retry::{Method, Retrier};
 use herd_scenario::ArmSeed;
-use herd_scenario::{ConsumerTally, Demand, LogicalRecord, Recorder, Scenario};
+use herd_scenario::{ConsumerTally, Demand, LogicalRecord, Recorder, Scenario, Unit};
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -32,110 +36,197 @@ pub(super) struct Parts {
     pub policy: String,
 }
 
-/// Runs arm `index`'s consumers until every unit is done and no request is live.
+/// Runs arm `index`'s consumers until every unit is done and no request is live, or until
+/// `stop` fires.
 pub(super) async fn drive(
     scenario: &Scenario,
     index: usize,
     p: Parts,
     epoch: Instant,
     progress: Option<Progress>,
+    stop: &Stop,
 ) -> io::Result<Driven> {
-    let method = scenario.load.method;
-    let now = || epoch.elapsed();
     let mut demand = Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))?;
-    let mut pending = demand.next();
-    let mut machine = Consumers::new(p.rules, p.count, scenario.load.requests);
+    let pending = demand.next();
     let (tx, mut finished) = mpsc::unbounded_channel::<(u64, bool)>();
-    let mut tasks: HashMap<u64, AbortHandle> = HashMap::new();
-    let mut timers: BTreeMap<(Duration, u64), Timer> = BTreeMap::new();
-    let mut seq = 0u64;
-    let mut rec = Recorder::new();
-    let mut actions = Vec::new();
-    let mut max_lag = Duration::ZERO;
+    let mut run = Run {
+        machine: Consumers::new(p.rules, p.count, scenario.load.requests),
+        demand,
+        pending,
+        tx,
+        tasks: HashMap::new(),
+        timers: BTreeMap::new(),
+        seq: 0,
+        rec: Recorder::new(),
+        actions: Vec::new(),
+        max_lag: Duration::ZERO,
+        epoch,
+        method: scenario.load.method,
+        index,
+        progress,
+        parts: p,
+    };
     let mut rng = scenario.seeds().consumer_start();
-    machine.start(now(), &mut rng, &mut actions);
+    let now = run.now();
+    run.machine.start(now, &mut rng, &mut run.actions);
+    let mut complete = true;
     loop {
+        run.carry_out();
+        let next_unit = run.pending.map(|u| epoch + u.at);
+        if next_unit.is_none() && run.machine.is_idle() {
+            break;
+        }
+        let next_timer = run.timers.first_key_value().map(|((at, _), _)| epoch + *at);
+        let far = Instant::now() + Duration::from_secs(3600);
+        tokio::select! {
+            biased;
+            () = stop.requested() => {
+                run.abort_all();
+                complete = false;
+                break;
+            }
+            Some((request, ok)) = finished.recv() => run.on_finished(request, ok),
+            () = sleep_until(next_timer.unwrap_or(far)), if next_timer.is_some() => run.on_timer(),
+            () = sleep_until(next_unit.unwrap_or(far)), if next_unit.is_some() => run.on_unit(),
+        }
+    }
+    run.finish(complete)
+}
+
+/// The loop's state: the consumers' machine, the live requests and the armed timers.
+struct Run {
+    machine: Consumers,
+    demand: Demand,
+    /// The next unit of the demand, not yet due.
+    pending: Option<Unit>,
+    /// Where a request's task says it finished.
+    tx: mpsc::UnboundedSender<(u64, bool)>,
+    tasks: HashMap<u64, AbortHandle>,
+    /// Keyed by (due, sequence): two due at once fire in the order they were armed.
+    timers: BTreeMap<(Duration, u64), Timer>,
+    seq: u64,
+    rec: Recorder,
+    /// What the machine asked for, carried out at the top of each turn.
+    actions: Vec<Action>,
+    max_lag: Duration,
+    epoch: Instant,
+    method: Method,
+    index: usize,
+    progress: Option<Progress>,
+    parts: Parts,
+}
+
+impl Run {
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+
+    /// Carries out the machine's actions: spawn, abort, arm a timer, record a done unit.
+    fn carry_out(&mut self) {
+        let mut actions = std::mem::take(&mut self.actions);
         for a in actions.drain(..) {
             match a {
-                Action::Send { request, .. } => {
-                    let rng = p.arm_seed.request(request);
-                    let (client, retrier, tx) = (p.client.clone(), p.retrier.clone(), tx.clone());
-                    let task = tokio::spawn(async move {
-                        let (ok, _) = logical(&client, &retrier, epoch, method, request, rng).await;
-                        let _ = tx.send((request, ok));
-                    });
-                    tasks.insert(request, task.abort_handle());
-                }
+                Action::Send { request, .. } => self.send(request),
                 Action::Cancel { request } => {
-                    if let Some(t) = tasks.remove(&request) {
+                    if let Some(t) = self.tasks.remove(&request) {
                         t.abort();
                     }
                 }
                 Action::Arm { at, timer } => {
-                    seq += 1;
-                    timers.insert((at, seq), timer);
+                    self.seq += 1;
+                    self.timers.insert((at, self.seq), timer);
                 }
                 Action::Done { arrived, ok, .. } => {
-                    rec.record(&LogicalRecord {
+                    self.rec.record(&LogicalRecord {
                         intended: arrived,
-                        latency: now().saturating_sub(arrived),
+                        latency: self.now().saturating_sub(arrived),
                         ok,
                         attempts: 0,
                     });
-                    if let Some(f) = &progress {
-                        f.done(index, rec.len(), rec.failed());
+                    if let Some(f) = &self.progress {
+                        f.done(self.index, self.rec.len(), self.rec.failed());
                     }
                 }
             }
         }
-        let next_unit = pending.map(|u| epoch + u.at);
-        if next_unit.is_none() && machine.is_idle() {
-            break;
-        }
-        let next_timer = timers.first_key_value().map(|((at, _), _)| epoch + *at);
-        let far = Instant::now() + Duration::from_secs(3600);
-        tokio::select! {
-            biased;
-            Some((request, ok)) = finished.recv() => {
-                tasks.remove(&request);
-                machine.finished(request, ok, now(), &mut actions);
-            }
-            () = sleep_until(next_timer.unwrap_or(far)), if next_timer.is_some() => {
-                if let Some((_, timer)) = timers.pop_first() {
-                    machine.fire(timer, now(), &mut actions);
-                }
-            }
-            () = sleep_until(next_unit.unwrap_or(far)), if next_unit.is_some() => {
-                if let Some(u) = pending.take() {
-                    max_lag = max_lag.max(now().saturating_sub(u.at));
-                    machine.arrive(u.consumer, now(), &mut actions);
-                }
-                pending = demand.next();
-            }
+        self.actions = actions;
+    }
+
+    /// Spawns logical request `request` on the arm's shared client and retrier.
+    fn send(&mut self, request: u64) {
+        let rng = self.parts.arm_seed.request(request);
+        let (client, retrier, tx) = (
+            self.parts.client.clone(),
+            self.parts.retrier.clone(),
+            self.tx.clone(),
+        );
+        let (epoch, method) = (self.epoch, self.method);
+        let task = tokio::spawn(async move {
+            let (ok, _) = logical(&client, &retrier, epoch, method, request, rng).await;
+            let _ = tx.send((request, ok));
+        });
+        self.tasks.insert(request, task.abort_handle());
+    }
+
+    /// A logical request's task finished.
+    fn on_finished(&mut self, request: u64, ok: bool) {
+        self.tasks.remove(&request);
+        let now = self.now();
+        self.machine.finished(request, ok, now, &mut self.actions);
+    }
+
+    /// The earliest timer is due.
+    fn on_timer(&mut self) {
+        if let Some((_, timer)) = self.timers.pop_first() {
+            let now = self.now();
+            self.machine.fire(timer, now, &mut self.actions);
         }
     }
-    if let Some(e) = demand.take_error() {
-        return Err(io::Error::other(format!(
-            "the trace changed during the run: {e}"
-        )));
+
+    /// The next unit of the demand is due.
+    fn on_unit(&mut self) {
+        if let Some(u) = self.pending.take() {
+            let now = self.now();
+            self.max_lag = self.max_lag.max(now.saturating_sub(u.at));
+            self.machine.arrive(u.consumer, now, &mut self.actions);
+        }
+        self.pending = self.demand.next();
     }
-    let t = machine.tally();
-    let attempts = p
-        .retrier
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .counters()
-        .attempts;
-    rec.set_consumers(ConsumerTally {
-        logical_requests: t.sent,
-        attempts,
-        timeouts: t.timeouts,
-        abandoned: t.abandoned,
-    });
-    Ok(Driven {
-        recorder: rec,
-        wall: epoch.elapsed(),
-        max_lag,
-        policy: p.policy,
-    })
+
+    /// A stop: every live request is aborted, mid-attempt or mid-backoff.
+    fn abort_all(&mut self) {
+        for (_, t) in self.tasks.drain() {
+            t.abort();
+        }
+    }
+
+    /// The arm's result: the units done, and what the consumers sent for them.
+    fn finish(mut self, complete: bool) -> io::Result<Driven> {
+        if let Some(e) = self.demand.take_error() {
+            return Err(io::Error::other(format!(
+                "the trace changed during the run: {e}"
+            )));
+        }
+        let t = self.machine.tally();
+        let attempts = self
+            .parts
+            .retrier
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .counters()
+            .attempts;
+        self.rec.set_consumers(ConsumerTally {
+            logical_requests: t.sent,
+            attempts,
+            timeouts: t.timeouts,
+            abandoned: t.abandoned,
+        });
+        Ok(Driven {
+            recorder: self.rec,
+            wall: self.epoch.elapsed(),
+            max_lag: self.max_lag,
+            policy: self.parts.policy,
+            complete,
+        })
+    }
 }

@@ -2,9 +2,13 @@
 //! arm, but each logical request is handed to the adapter (`{"id":N}` at its intended
 //! time) and its answer line is the final answer. Latency runs from the intended time to
 //! the moment herd read the answer.
+//!
+//! A stop ends the adapter at once ([`ExternalArm::stop`]): the answers read before it are
+//! the arm's partial result; requests the adapter still had are dropped.
 
 use super::{aggregator, arrivals, Driven, Progress};
 use crate::external::{Answered, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions};
+use crate::Stop;
 use herd_scenario::{LogicalRecord, Scenario};
 use std::io;
 use std::time::Duration;
@@ -43,65 +47,141 @@ pub(super) async fn start(scenario: &Scenario, client: &str, url: &str) -> io::R
     })
 }
 
-/// Runs arm `index`, whose requests a real client in another program makes, from `epoch`.
+/// Runs arm `index`, whose requests a real client in another program makes, from `epoch`
+/// until every answer is in or `stop` fires.
 pub(super) async fn drive(
     scenario: &Scenario,
     index: usize,
     started: Started,
     epoch: Instant,
     progress: Option<Progress>,
+    stop: &Stop,
 ) -> io::Result<Driven> {
     let Started {
-        mut arm,
+        arm,
         client,
         policy,
     } = started;
-    // The schedule is a pure function of the seed, so the intended time of id N is
-    // recomputed here rather than kept per request.
-    let schedule: Vec<Duration> = arrivals(scenario)?.collect();
     let (tx, aggregate) = aggregator(index, progress);
-    let record = |a: &Answered, tx: &UnboundedSender<LogicalRecord>| -> io::Result<()> {
-        let at = schedule.get(a.answer.id as usize).copied().ok_or_else(|| {
-            io::Error::other(format!(
-                "adapter {client}: answer for unknown id {}",
-                a.answer.id
-            ))
-        })?;
-        let _ = tx.send(LogicalRecord {
-            intended: at,
-            latency: a.at.saturating_duration_since(epoch + at),
-            ok: a.answer.ok,
-            attempts: a.answer.attempts.unwrap_or(0),
-        });
-        Ok(())
+    let mut run = Run {
+        // The schedule is a pure function of the seed, so the intended time of id N is
+        // recomputed here rather than kept per request.
+        schedule: arrivals(scenario)?.collect(),
+        client,
+        epoch,
+        tx,
+        next: 0,
+        max_lag: Duration::ZERO,
     };
-    let mut max_lag = Duration::ZERO;
-    let mut next = 0usize;
-    while next < schedule.len() {
-        let intended: Instant = epoch + schedule[next];
-        tokio::select! {
-            biased;
-            () = sleep_until(intended) => {
-                max_lag = max_lag.max(intended.elapsed());
-                arm.send(next as u64).map_err(fail)?;
-                next += 1;
-            }
-            answered = arm.recv() => match answered {
-                Some(Ok(a)) => record(&a, &tx)?,
-                Some(Err(e)) => return Err(fail(e)),
-                None => return Err(io::Error::other(format!("adapter {client} said done before all requests were sent"))),
-            },
-        }
-    }
-    for a in arm.finish().await.map_err(fail)? {
-        record(&a, &tx)?;
-    }
-    drop(tx);
+    let complete = run.drive(arm, stop).await?;
+    drop(run.tx);
     let recorder = aggregate.await.map_err(io::Error::other)?;
     Ok(Driven {
         recorder,
         wall: epoch.elapsed(),
-        max_lag,
+        max_lag: run.max_lag,
         policy,
+        complete,
     })
+}
+
+/// One external arm's run.
+struct Run {
+    schedule: Vec<Duration>,
+    client: String,
+    epoch: Instant,
+    tx: UnboundedSender<LogicalRecord>,
+    /// The next id to send.
+    next: usize,
+    max_lag: Duration,
+}
+
+impl Run {
+    /// Sends the schedule and collects the answers; on a stop, ends the adapter and returns
+    /// `false` (the answers recorded so far stay).
+    async fn drive(&mut self, mut arm: ExternalArm, stop: &Stop) -> io::Result<bool> {
+        let sent = tokio::select! {
+            biased;
+            () = stop.requested() => false,
+            r = self.send_all(&mut arm) => match r {
+                Ok(()) => true,
+                // A signal to the whole process tree (a service manager stopping herd)
+                // may end the adapter before herd's own stop: that is the stop, not a failure.
+                Err(_) if stop.is_requested() => false,
+                Err(e) => return Err(e),
+            },
+        };
+        if !sent {
+            arm.stop().await;
+            return Ok(false);
+        }
+        let mut rest = Vec::new();
+        let finished = tokio::select! {
+            biased;
+            () = stop.requested() => None,
+            r = arm.finish_into(&mut rest) => Some(r),
+        };
+        for a in &rest {
+            self.record(a)?;
+        }
+        match finished {
+            Some(Err(_)) if stop.is_requested() => Ok(false),
+            Some(r) => r.map(|()| true).map_err(fail),
+            None => {
+                arm.stop().await;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Sends each id at its intended time, recording answers as they come.
+    async fn send_all(&mut self, arm: &mut ExternalArm) -> io::Result<()> {
+        while self.next < self.schedule.len() {
+            let intended: Instant = self.epoch + self.schedule[self.next];
+            tokio::select! {
+                biased;
+                () = sleep_until(intended) => self.send_next(arm, intended)?,
+                answered = arm.recv() => match answered {
+                    Some(Ok(a)) => self.record(&a)?,
+                    Some(Err(e)) => return Err(fail(e)),
+                    None => {
+                        return Err(io::Error::other(format!(
+                            "adapter {} said done before all requests were sent",
+                            self.client
+                        )))
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Id `next` is due.
+    fn send_next(&mut self, arm: &ExternalArm, intended: Instant) -> io::Result<()> {
+        self.max_lag = self.max_lag.max(intended.elapsed());
+        arm.send(self.next as u64).map_err(fail)?;
+        self.next += 1;
+        Ok(())
+    }
+
+    /// One answer, as a finished logical request.
+    fn record(&self, a: &Answered) -> io::Result<()> {
+        let at = self
+            .schedule
+            .get(a.answer.id as usize)
+            .copied()
+            .ok_or_else(|| {
+                io::Error::other(format!(
+                    "adapter {}: answer for unknown id {}",
+                    self.client, a.answer.id
+                ))
+            })?;
+        let _ = self.tx.send(LogicalRecord {
+            intended: at,
+            latency: a.at.saturating_duration_since(self.epoch + at),
+            ok: a.answer.ok,
+            attempts: a.answer.attempts.unwrap_or(0),
+        });
+        Ok(())
+    }
 }

@@ -7,6 +7,17 @@
 //! *intended* send time, so a stalled upstream or a busy driver shows up as latency instead
 //! of silently thinning the load (no coordinated omission). Finished requests go through a
 //! channel into one [`Recorder`]; server counts come from the upstream itself.
+//!
+//! # Stopping early
+//!
+//! Every arm's loop also waits on a [`Stop`]. When it fires, the arm sends nothing more:
+//! logical requests still in flight are aborted at once (their futures dropped, which
+//! closes their connections and cancels their backoff timers), with no grace period, and an
+//! external adapter is ended ([`crate::external::ExternalArm::stop`]). What remains is a
+//! *partial* arm ([`ArmRun::complete`] false): its client-side figures count only the
+//! logical requests that had finished, while the upstream's counts include every attempt
+//! it received until then, the cut requests' too. An arm stopped before its clock started
+//! (still building its client or waiting for its adapter) did not run at all.
 
 mod attempt;
 mod consumers;
@@ -17,6 +28,7 @@ pub use attempt::HttpClient;
 use peers::{Peer, PeerOptions};
 
 use crate::upstream::{Stats, Upstream};
+use crate::Stop;
 use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
 use herd_scenario::{
     ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts,
@@ -27,6 +39,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 /// What one arm's run produced.
@@ -44,6 +57,9 @@ pub struct ArmRun {
     pub max_lag: Duration,
     /// The arm's configuration in words: herd's strategy, or what the real client said.
     pub policy: String,
+    /// False when a [`Stop`] cut the arm short: the recorder then holds only the logical
+    /// requests that finished before it (see the module docs).
+    pub complete: bool,
 }
 
 impl ArmRun {
@@ -88,26 +104,35 @@ fn watch_server(watch: Progress, arm: usize, stats: Arc<Stats>) -> tokio::task::
     })
 }
 
-/// Runs arm `index` of `scenario` against a fresh in-process upstream on loopback.
+/// Runs arm `index` of `scenario` against a fresh in-process upstream on loopback, until
+/// every logical request is done or `stop` fires.
 ///
 /// The upstream's socket is bound first, so the arm's client can be built (or its adapter
 /// started) with the URL; the server and the run's clock start only once the client is
 /// ready to send, so a slow-starting adapter does not turn its first arrivals into a burst.
+/// `None`: `stop` fired before that, and the arm did not run.
 pub async fn run_arm(
     scenario: &Scenario,
     index: usize,
     progress: Option<Progress>,
-) -> io::Result<ArmRun> {
+    stop: Stop,
+) -> io::Result<Option<ArmRun>> {
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
     let bound = Upstream::bind(listen).await?;
     let url = format!("http://{}/", bound.local_addr());
-    let ready = prepare(scenario, index, &url).await?;
+    // Dropping a half-prepared arm kills its adapter (see `external::process`).
+    let ready = tokio::select! {
+        biased;
+        () = stop.requested() => return Ok(None),
+        ready = prepare(scenario, index, &url) => ready?,
+    };
     let upstream = bound.serve(scenario.upstream.clone(), scenario.seed);
+    tracing::info!(arm = %scenario.arms[index].id, "client ready; the clock starts");
     let ticker = progress
         .clone()
         .map(|p| watch_server(p, index, upstream.stats()));
     let result = ready
-        .drive(scenario, index, upstream.epoch(), progress)
+        .drive(scenario, index, upstream.epoch(), progress, &stop)
         .await;
     if let Some(t) = ticker {
         t.abort();
@@ -119,14 +144,16 @@ pub async fn run_arm(
         wall,
         max_lag,
         policy,
+        complete,
     } = result?;
-    Ok(ArmRun {
+    Ok(Some(ArmRun {
         max_lag,
         policy,
         recorder,
         counts,
         wall,
-    })
+        complete,
+    }))
 }
 
 /// What [`drive`] produced.
@@ -139,6 +166,8 @@ pub struct Driven {
     pub max_lag: Duration,
     /// See [`ArmRun::policy`].
     pub policy: String,
+    /// See [`ArmRun::complete`].
+    pub complete: bool,
 }
 
 /// Who runs one logical request.
@@ -222,22 +251,24 @@ impl Ready {
         index: usize,
         epoch: Instant,
         progress: Option<Progress>,
+        stop: &Stop,
     ) -> io::Result<Driven> {
         match self {
             Ready::Plain { exec, policy } => {
-                plain(scenario, index, exec, policy, epoch, progress).await
+                plain(scenario, index, exec, policy, epoch, progress, stop).await
             }
             Ready::Consumers(parts) => {
-                consumers::drive(scenario, index, parts, epoch, progress).await
+                consumers::drive(scenario, index, parts, epoch, progress, stop).await
             }
             Ready::External(started) => {
-                external::drive(scenario, index, started, epoch, progress).await
+                external::drive(scenario, index, started, epoch, progress, stop).await
             }
         }
     }
 }
 
-/// One logical request per arrival, each spawned at its intended instant.
+/// One logical request per arrival, each spawned at its intended instant, until the last
+/// is done or `stop` fires (then the ones in flight are aborted).
 async fn plain(
     scenario: &Scenario,
     index: usize,
@@ -245,20 +276,32 @@ async fn plain(
     policy: String,
     epoch: Instant,
     progress: Option<Progress>,
+    stop: &Stop,
 ) -> io::Result<Driven> {
     let exec = Arc::new(exec);
     let arm_seed = scenario.arm_seed(index);
     let method = scenario.load.method;
     let (tx, aggregate) = aggregator(index, progress);
     let mut max_lag = Duration::ZERO;
+    // The requests in flight, so a stop can abort them; finished ones are reaped as we go.
+    let mut in_flight = JoinSet::new();
+    let mut complete = true;
     for (i, at) in arrivals(scenario)?.enumerate() {
         let intended = epoch + at;
-        tokio::time::sleep_until(intended).await;
+        tokio::select! {
+            biased;
+            () = stop.requested() => {
+                complete = false;
+                break;
+            }
+            () = tokio::time::sleep_until(intended) => {}
+        }
         max_lag = max_lag.max(intended.elapsed());
+        while in_flight.try_join_next().is_some() {}
         let exec = exec.clone();
         let tx = tx.clone();
         let rng = arm_seed.request(i as u64);
-        tokio::spawn(async move {
+        in_flight.spawn(async move {
             let (ok, attempts) = match &*exec {
                 Exec::Replica { client, retrier } => {
                     logical(client, retrier, epoch, method, i as u64, rng).await
@@ -273,6 +316,15 @@ async fn plain(
             });
         });
     }
+    if complete {
+        tokio::select! {
+            biased;
+            () = stop.requested() => complete = false,
+            () = async { while in_flight.join_next().await.is_some() {} } => {}
+        }
+    }
+    // Aborts whatever a stop left in flight; their senders go with them.
+    in_flight.shutdown().await;
     drop(tx);
     let recorder = aggregate.await.map_err(io::Error::other)?;
     Ok(Driven {
@@ -280,6 +332,7 @@ async fn plain(
         wall: epoch.elapsed(),
         max_lag,
         policy,
+        complete,
     })
 }
 

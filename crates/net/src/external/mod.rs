@@ -18,7 +18,7 @@
 //!
 //! - [`protocol`]: the wire types and their parsing, with line-numbered errors;
 //! - [`ExternalArm`]: a running adapter (spawn, [`ExternalArm::send`],
-//!   [`ExternalArm::recv`], [`ExternalArm::finish`]);
+//!   [`ExternalArm::recv`], [`ExternalArm::finish`], [`ExternalArm::stop`]);
 //! - [`NodeAdapter`]: where the Node adapter lives and how to start one of its clients.
 
 mod command;
@@ -31,4 +31,4 @@ mod tail;
 pub use command::ArmCommand;
 pub use error::ExternalError;
 pub use node::{NodeAdapter, NodeArmOptions, NODE_CLIENTS};
-pub use process::{Answered, ExternalArm};
+pub use process::{Answered, ExternalArm, STOP_GRACE};

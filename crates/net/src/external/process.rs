@@ -21,6 +21,16 @@
 //!
 //! Whatever fails first ends the arm: the child is killed and the error (client name,
 //! stderr tail) is the last thing `recv` yields.
+//!
+//! # Stopping, and leaving nothing behind
+//!
+//! The adapter runs in a process group of its own. That keeps a terminal's Ctrl-C (sent to
+//! the foreground group) away from it, so herd alone decides how it ends, and lets herd
+//! signal everything the adapter may have started. [`ExternalArm::stop`] (herd was told to
+//! stop) sends SIGTERM to the group, gives it [`STOP_GRACE`] to exit, then SIGKILLs the
+//! group. Dropping the arm, or the supervisor dying with herd's runtime, SIGKILLs the group.
+//! If herd itself is SIGKILLed none of that runs: the adapter's stdin then reaches EOF and
+//! its parent changes, and the Node adapter exits on the latter (`adapters/node/arm.mjs`).
 
 use super::command::ArmCommand;
 use super::error::ExternalError;
@@ -48,6 +58,7 @@ pub struct Answered {
 enum Cmd {
     Send(u64),
     Close,
+    Stop,
 }
 
 enum Event {
@@ -78,6 +89,7 @@ impl std::fmt::Debug for Cmd {
         match self {
             Cmd::Send(id) => write!(f, "Send({id})"),
             Cmd::Close => f.write_str("Close"),
+            Cmd::Stop => f.write_str("Stop"),
         }
     }
 }
@@ -103,6 +115,9 @@ impl ExternalArm {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // Its own process group: see the module docs.
+        #[cfg(unix)]
+        command.process_group(0);
         if let Some(dir) = &cmd.cwd {
             command.current_dir(dir);
         }
@@ -132,6 +147,11 @@ impl ExternalArm {
             answer_deadline: cmd.answer_deadline,
             finish_timeout: cmd.finish_timeout,
             writer_task: None,
+            writer: None,
+            cmds_open: true,
+            pending: HashMap::new(),
+            order: VecDeque::new(),
+            idle_since: None,
         };
         let handshake = sup.handshake(cmd.handshake_timeout).await?;
         let (cmds, cmd_rx) = mpsc::unbounded_channel();
@@ -208,14 +228,22 @@ impl ExternalArm {
     /// Closes stdin, collects the remaining answers and waits for a clean exit, all within
     /// a bound (answer deadline + twice the finish timeout).
     pub async fn finish(mut self) -> Result<Vec<Answered>, ExternalError> {
+        let mut rest = Vec::new();
+        self.finish_into(&mut rest).await?;
+        Ok(rest)
+    }
+
+    /// [`ExternalArm::finish`], pushing the answers onto `rest` as they come and keeping
+    /// the arm, so a caller can race it against a stop and then [`ExternalArm::stop`] it.
+    /// Cancel safe: `rest` holds every answer read before the cancel.
+    pub async fn finish_into(&mut self, rest: &mut Vec<Answered>) -> Result<(), ExternalError> {
         self.close();
         let bound = self.finish_bound;
         let drain = async {
-            let mut rest = Vec::new();
             while let Some(a) = self.recv().await {
                 rest.push(a?);
             }
-            Ok(rest)
+            Ok(())
         };
         match timeout(bound, drain).await {
             Ok(r) => r,
@@ -227,6 +255,25 @@ impl ExternalArm {
         }
     }
 
+    /// Ends the arm now because herd is stopping: no more sends, unanswered requests are
+    /// dropped, and the adapter's process group gets SIGTERM, then SIGKILL if it has not
+    /// exited within [`STOP_GRACE`]. Returns once the adapter is gone (bounded).
+    pub async fn stop(mut self) {
+        self.closed = true;
+        if self.ended || self.cmds.send(Cmd::Stop).is_err() {
+            return;
+        }
+        let end = async {
+            while let Some(e) = self.events.recv().await {
+                if matches!(e, Event::Done | Event::Failed(_)) {
+                    break;
+                }
+            }
+        };
+        // Past this bound, dropping `self` aborts the supervisor, which SIGKILLs the group.
+        let _ = timeout(STOP_GRACE + REAP * 2, end).await;
+    }
+
     fn stopped(&self) -> ExternalError {
         ExternalError::Stopped {
             client: self.client.clone(),
@@ -236,7 +283,7 @@ impl ExternalArm {
 
 impl Drop for ExternalArm {
     fn drop(&mut self) {
-        // The supervisor owns the child (kill_on_drop): aborting it kills the adapter.
+        // The supervisor owns the child: dropping it (aborted) kills the adapter's group.
         self.task.abort();
     }
 }
@@ -278,10 +325,40 @@ struct Supervisor {
     finish_timeout: Duration,
     /// The stdin writer, once running; aborted (closing stdin) whenever the child is killed.
     writer_task: Option<JoinHandle<()>>,
+    /// Ids on their way to the writer; `None` before [`Supervisor::serve`] and once herd
+    /// closed stdin (dropping it closes stdin after the queued lines are out).
+    writer: Option<mpsc::UnboundedSender<u64>>,
+    /// Whether herd's commands can still arrive (false once [`ExternalArm`] is gone).
+    cmds_open: bool,
+    /// id -> send instant of every unanswered request.
+    pending: HashMap<u64, Instant>,
+    /// The same in send order, for the oldest deadline; answered entries are skipped lazily.
+    order: VecDeque<(Instant, u64)>,
+    /// When stdin was closed and nothing was pending: the `done` clock.
+    idle_since: Option<Instant>,
 }
 
 /// How long to wait for the child's exit status and the rest of stderr after stdout ended.
 const REAP: Duration = Duration::from_secs(2);
+
+/// How long a stopped adapter has, after SIGTERM, before its group is SIGKILLed.
+pub const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// What a turn of the supervisor's loop decided.
+enum Flow {
+    /// Keep serving.
+    Continue,
+    /// The adapter said `done` with nothing outstanding: wait for its exit.
+    Done,
+}
+
+/// The deadlines the loop waits on, next turn.
+struct Due {
+    /// The oldest unanswered request: (its answer deadline, its id).
+    answer: Option<(Instant, u64)>,
+    /// When the adapter must have said `done`, once stdin is closed and nothing is pending.
+    done: Option<Instant>,
+}
 
 impl Supervisor {
     /// Reads and checks the first line.
@@ -337,6 +414,8 @@ impl Supervisor {
         let _ = events.send(end);
     }
 
+    /// Forwards herd's commands, reads answers and enforces the deadlines until the adapter
+    /// has said `done` and exited, or something failed. Each branch is a method below.
     async fn serve(
         &mut self,
         stdin: ChildStdin,
@@ -345,104 +424,152 @@ impl Supervisor {
     ) -> Result<(), ExternalError> {
         let (writer, ids) = mpsc::unbounded_channel();
         self.writer_task = Some(tokio::spawn(write_requests(stdin, ids)));
-        let mut writer = Some(writer);
-        // id -> send instant, and the same in send order (stale entries skipped lazily).
-        let mut pending: HashMap<u64, Instant> = HashMap::new();
-        let mut order: VecDeque<(Instant, u64)> = VecDeque::new();
-        // When stdin was closed and nothing was pending: the `done` clock.
-        let mut idle_since: Option<Instant> = None;
+        self.writer = Some(writer);
         loop {
-            while let Some(&(t, id)) = order.front() {
-                if pending.get(&id) == Some(&t) {
-                    break;
-                }
-                order.pop_front();
-            }
-            let oldest = order.front().copied();
-            if writer.is_none() && pending.is_empty() && idle_since.is_none() {
-                idle_since = Some(Instant::now());
-            }
+            let due = self.due();
             let far = Instant::now() + Duration::from_secs(86_400);
-            let answer_due = oldest.map_or(far, |(t, _)| t + self.answer_deadline);
-            let done_due = idle_since.map_or(far, |t| t + self.finish_timeout);
-            tokio::select! {
-                cmd = cmds.recv(), if writer.is_some() => match cmd {
-                    Some(Cmd::Send(id)) => {
-                        let now = Instant::now();
-                        if pending.insert(id, now).is_some() {
-                            return Err(self.fail_finish(format!("id {id} sent twice")).await);
-                        }
-                        order.push_back((now, id));
-                        if let Some(w) = &writer {
-                            let _ = w.send(id);
-                        }
-                    }
-                    // Dropping the writer's channel closes stdin once queued lines are out.
-                    Some(Cmd::Close) | None => writer = None,
+            let flow = tokio::select! {
+                cmd = cmds.recv(), if self.cmds_open => self.on_command(cmd).await?,
+                line = self.lines.next_line() => self.on_line(line, events).await?,
+                () = sleep_until(due.answer.map_or(far, |(t, _)| t)), if due.answer.is_some() => {
+                    return Err(self.no_answer(due.answer.map_or(0, |(_, id)| id)).await);
                 },
-                line = self.lines.next_line() => {
-                    let text = match line {
-                        Ok(Some(text)) => text,
-                        Ok(None) => {
-                            let when = if pending.is_empty() {
-                                "without saying done".to_string()
-                            } else {
-                                format!("with {} requests unanswered", pending.len())
-                            };
-                            return Err(self.exited(&when).await);
-                        }
-                        Err(e) => return Err(self.unreadable(e).await),
-                    };
-                    self.line_no += 1;
-                    let at = Instant::now();
-                    match protocol::parse_line(self.line_no, &text) {
-                        Ok(Line::Answer(answer)) => {
-                            if pending.remove(&answer.id).is_none() {
-                                let le = LineError {
-                                    line: self.line_no,
-                                    detail: format!(
-                                        "answer for id {}, which herd did not send or which was already answered",
-                                        answer.id
-                                    ),
-                                };
-                                return Err(self.malformed(le).await);
-                            }
-                            let _ = events.send(Event::Answer(Answered { answer, at }));
-                        }
-                        Ok(Line::Done) if writer.is_some() || !pending.is_empty() => {
-                            let le = LineError {
-                                line: self.line_no,
-                                detail: format!(
-                                    "done while {} requests are unanswered{}",
-                                    pending.len(),
-                                    if writer.is_some() { " and before herd closed stdin" } else { "" }
-                                ),
-                            };
-                            return Err(self.malformed(le).await);
-                        }
-                        Ok(Line::Done) => break,
-                        Err(le) => return Err(self.malformed(le).await),
-                    }
+                () = sleep_until(due.done.unwrap_or(far)), if due.done.is_some() => {
+                    return Err(self.no_done().await);
                 },
-                _ = sleep_until(answer_due), if oldest.is_some() => {
-                    let id = oldest.map_or(0, |(_, id)| id);
-                    let stderr = self.kill_and_tail().await;
-                    return Err(ExternalError::NoAnswer {
-                        client: self.client.clone(),
-                        id,
-                        waited: self.answer_deadline,
-                        stderr,
-                    });
-                },
-                _ = sleep_until(done_due), if idle_since.is_some() => {
-                    let detail = format!(
-                        "no {{\"done\":true}} within {} ms of the last answer",
-                        self.finish_timeout.as_millis()
-                    );
-                    return Err(self.fail_finish(detail).await);
-                },
+            };
+            if let Flow::Done = flow {
+                return self.exit_status().await;
             }
         }
+    }
+
+    /// The deadlines of the next turn (starting the `done` clock once stdin is closed and
+    /// nothing is pending).
+    fn due(&mut self) -> Due {
+        while let Some(&(t, id)) = self.order.front() {
+            if self.pending.get(&id) == Some(&t) {
+                break;
+            }
+            self.order.pop_front();
+        }
+        if self.writer.is_none() && self.pending.is_empty() && self.idle_since.is_none() {
+            self.idle_since = Some(Instant::now());
+        }
+        Due {
+            answer: self
+                .order
+                .front()
+                .map(|&(t, id)| (t + self.answer_deadline, id)),
+            done: self.idle_since.map(|t| t + self.finish_timeout),
+        }
+    }
+
+    /// A command from [`ExternalArm`]: send an id, close stdin, or stop.
+    async fn on_command(&mut self, cmd: Option<Cmd>) -> Result<Flow, ExternalError> {
+        match cmd {
+            Some(Cmd::Send(id)) => {
+                let now = Instant::now();
+                if self.pending.insert(id, now).is_some() {
+                    return Err(self.fail_finish(format!("id {id} sent twice")).await);
+                }
+                self.order.push_back((now, id));
+                if let Some(w) = &self.writer {
+                    let _ = w.send(id);
+                }
+            }
+            Some(Cmd::Close) => self.writer = None,
+            Some(Cmd::Stop) => {
+                self.terminate().await;
+                return Err(ExternalError::Stopped {
+                    client: self.client.clone(),
+                });
+            }
+            None => {
+                self.cmds_open = false;
+                self.writer = None;
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// A stdout line (or its end): an answer, `done`, or a protocol error.
+    async fn on_line(
+        &mut self,
+        line: std::io::Result<Option<String>>,
+        events: &mpsc::UnboundedSender<Event>,
+    ) -> Result<Flow, ExternalError> {
+        let text = match line {
+            Ok(Some(text)) => text,
+            Ok(None) => {
+                let when = if self.pending.is_empty() {
+                    "without saying done".to_string()
+                } else {
+                    format!("with {} requests unanswered", self.pending.len())
+                };
+                return Err(self.exited(&when).await);
+            }
+            Err(e) => return Err(self.unreadable(e).await),
+        };
+        self.line_no += 1;
+        let at = Instant::now();
+        match protocol::parse_line(self.line_no, &text) {
+            Ok(Line::Answer(answer)) => {
+                if self.pending.remove(&answer.id).is_none() {
+                    let le = LineError {
+                        line: self.line_no,
+                        detail: format!(
+                            "answer for id {}, which herd did not send or which was already answered",
+                            answer.id
+                        ),
+                    };
+                    return Err(self.malformed(le).await);
+                }
+                let _ = events.send(Event::Answer(Answered { answer, at }));
+                Ok(Flow::Continue)
+            }
+            Ok(Line::Done) if self.writer.is_some() || !self.pending.is_empty() => {
+                let le = LineError {
+                    line: self.line_no,
+                    detail: format!(
+                        "done while {} requests are unanswered{}",
+                        self.pending.len(),
+                        if self.writer.is_some() {
+                            " and before herd closed stdin"
+                        } else {
+                            ""
+                        }
+                    ),
+                };
+                Err(self.malformed(le).await)
+            }
+            Ok(Line::Done) => Ok(Flow::Done),
+            Err(le) => Err(self.malformed(le).await),
+        }
+    }
+
+    /// The oldest unanswered request, `id`, passed its deadline.
+    async fn no_answer(&mut self, id: u64) -> ExternalError {
+        let stderr = self.kill_and_tail().await;
+        ExternalError::NoAnswer {
+            client: self.client.clone(),
+            id,
+            waited: self.answer_deadline,
+            stderr,
+        }
+    }
+
+    /// stdin closed, everything answered, and no `done` in time.
+    async fn no_done(&mut self) -> ExternalError {
+        let detail = format!(
+            "no {{\"done\":true}} within {} ms of the last answer",
+            self.finish_timeout.as_millis()
+        );
+        self.fail_finish(detail).await
+    }
+
+    /// After `done`: the adapter must exit cleanly, in time.
+    async fn exit_status(&mut self) -> Result<(), ExternalError> {
         match timeout(self.finish_timeout, self.child.wait()).await {
             Ok(Ok(status)) if status.success() => Ok(()),
             Ok(Ok(status)) => {
@@ -468,6 +595,26 @@ impl Supervisor {
         }
     }
 
+    /// Ends the adapter for a stop: closes its stdin, SIGTERMs its process group, waits
+    /// [`STOP_GRACE`] for it to exit, then SIGKILLs the group and reaps it (bounded).
+    async fn terminate(&mut self) {
+        self.writer = None;
+        if let Some(w) = self.writer_task.take() {
+            w.abort();
+        }
+        signal_group(&self.child, Signal::Term);
+        if timeout(STOP_GRACE, self.child.wait()).await.is_err() {
+            self.kill();
+            let _ = timeout(REAP, self.child.wait()).await;
+        }
+    }
+
+    /// SIGKILLs the adapter's process group (and the adapter, wherever it is).
+    fn kill(&mut self) {
+        signal_group(&self.child, Signal::Kill);
+        let _ = self.child.start_kill();
+    }
+
     /// The stderr tail, after giving the stderr reader a moment to reach EOF.
     async fn tail_text(&mut self) -> String {
         if let Some(task) = self.stderr_task.take() {
@@ -481,7 +628,7 @@ impl Supervisor {
         if let Some(w) = self.writer_task.take() {
             w.abort();
         }
-        let _ = self.child.start_kill();
+        self.kill();
         let _ = timeout(REAP, self.child.wait()).await;
         self.tail_text().await
     }
@@ -520,7 +667,7 @@ impl Supervisor {
             Ok(Ok(s)) => s.to_string(),
             Ok(Err(e)) => format!("exit status unknown: {e}"),
             Err(_) => {
-                let _ = self.child.start_kill();
+                self.kill();
                 "stdout closed but still running; killed".to_string()
             }
         };
@@ -533,3 +680,43 @@ impl Supervisor {
         }
     }
 }
+
+impl Drop for Supervisor {
+    /// Whatever way the supervisor goes (aborted with its arm, dropped mid-handshake by a
+    /// stop, or with the runtime), the adapter's group goes with it. `kill_on_drop` alone
+    /// would reach the adapter but not what it started.
+    fn drop(&mut self) {
+        signal_group(&self.child, Signal::Kill);
+    }
+}
+
+/// The two signals herd sends an adapter's group.
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+/// Sends `sig` to the process group the child leads, unless the child has been reaped
+/// (its id, and so the group id, may then belong to someone else).
+#[cfg(unix)]
+fn signal_group(child: &Child, sig: Signal) {
+    use rustix::process::{kill_process_group, Pid, Signal as Sig};
+    let Some(pid) = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .and_then(Pid::from_raw)
+    else {
+        return;
+    };
+    let sig = match sig {
+        Signal::Term => Sig::TERM,
+        Signal::Kill => Sig::KILL,
+    };
+    let _ = kill_process_group(pid, sig);
+}
+
+/// Without process groups, only the child itself is killed (by `kill_on_drop` and
+/// `start_kill`); a stop kills it at once.
+#[cfg(not(unix))]
+fn signal_group(_child: &Child, _sig: Signal) {}
