@@ -171,7 +171,11 @@ impl Policy {
         let n = state.retries + 1;
         let hint = outcome.retry_after();
         let ra = self.retry_after;
-        let hint = hint.filter(|h| !h.is_zero() && ra.mode != RetryAfterMode::Ignore);
+        let hint = hint.filter(|h| {
+            !h.is_zero()
+                && ra.mode != RetryAfterMode::Ignore
+                && self.profile.reads_retry_after(outcome)
+        });
         let hint = match hint {
             Some(h) => match ra.clamp(h) {
                 Some(h) => Some(h),
@@ -186,6 +190,7 @@ impl Policy {
                 let nominal = self.backoff.nominal(n).max(h);
                 self.backoff.jittered(nominal, state.prev_delay, rng)
             }
+            _ if n < self.profile.first_backoff_retry() => Duration::ZERO,
             _ => self.backoff.delay(n, state.prev_delay, rng),
         };
         state.retries = n;
@@ -214,6 +219,9 @@ impl fmt::Display for Policy {
             write!(f, ", {}ms·{}^({exp})", b.base.as_millis(), b.factor)?;
             if b.cap != Duration::MAX {
                 write!(f, " capped {}ms", b.cap.as_millis())?;
+            }
+            if self.profile.first_backoff_retry() == 2 {
+                write!(f, " from the second retry (the first is immediate)")?;
             }
         }
         write!(f, ", jitter {}", b.jitter)?;

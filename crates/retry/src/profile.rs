@@ -51,6 +51,29 @@ pub enum Profile {
     /// and a refused connection on any method (it never reached the server). `Retry-After`
     /// is a floor on the delay.
     Exponential,
+    /// urllib3 2.x `Retry(total=3, backoff_factor=0.5, status_forcelist=(429, 500, 502,
+    /// 503, 504))`, what `requests` users mount on an `HTTPAdapter` (read in urllib3
+    /// 2.8.0's `util/retry.py`). `get_backoff_time` returns 0 while fewer than two
+    /// consecutive errors are in the history, so the **first retry is immediate**; retry
+    /// `n ≥ 2` waits `min(backoff_max, backoff_factor·2^(n−1))` s (120 s cap), with no
+    /// jitter (`backoff_jitter` defaults to 0). With `respect_retry_after_header` (the
+    /// default) a `Retry-After` on 413, 429 or 503 replaces the backoff, uncapped.
+    /// Statuses in the forcelist retry on `allowed_methods` (DELETE, GET, HEAD, OPTIONS,
+    /// PUT, TRACE); a refused connection retries on any method, a read error (a reset or a
+    /// timeout after the request went out) on those methods only.
+    Urllib3,
+    /// hashicorp/go-retryablehttp 0.7 defaults (read in 0.7.1's `client.go`, the version
+    /// Debian packages): `RetryMax 4`, `DefaultBackoff` waits `min(1 s·2^(n−1), 30 s)`
+    /// (1, 2, 4, 8 s) with **no jitter**; on 429 and 503 a `Retry-After` in seconds
+    /// replaces it **without a cap** (clamp it with the arm's `retry_after.max_ms`).
+    /// `DefaultRetryPolicy` retries any method on any transport error (timeouts included;
+    /// not redirect, scheme or certificate errors), 429, and every 5xx but 501.
+    GoRetryablehttp,
+    /// tenacity 9 `wait_random_exponential(multiplier=0.5, max=30)` with
+    /// `stop_after_attempt(4)`, retrying 5xx responses and connection errors (not
+    /// timeouts) on any method, as herd's `py-tenacity` adapter sets it up: retry `n` waits
+    /// `U[0, min(30, 0.5·2^(n−1))]` s, i.e. full jitter. tenacity never reads `Retry-After`.
+    Tenacity,
     /// herd's recommendation, the policy its reports argue for: 3 retries of
     /// `min(5 s, 100 ms·2^(n−1))` with full jitter; the `exponential` conditions; `Retry-After`
     /// a floor clamped to 10 s, giving up on a longer hint. Used through
@@ -68,6 +91,9 @@ impl Profile {
         "naive",
         "exponential",
         "herd",
+        "urllib3",
+        "go-retryablehttp",
+        "tenacity",
     ];
 
     /// The profile's name.
@@ -79,6 +105,9 @@ impl Profile {
             Profile::Naive => "naive",
             Profile::Exponential => "exponential",
             Profile::Herd => "herd",
+            Profile::Urllib3 => "urllib3",
+            Profile::GoRetryablehttp => "go-retryablehttp",
+            Profile::Tenacity => "tenacity",
         }
     }
 
@@ -86,7 +115,13 @@ impl Profile {
     pub fn default_retries(self) -> u32 {
         match self {
             Profile::Undici => 5,
-            Profile::AxiosRetry | Profile::Naive | Profile::Exponential | Profile::Herd => 3,
+            Profile::AxiosRetry
+            | Profile::Naive
+            | Profile::Exponential
+            | Profile::Herd
+            | Profile::Urllib3
+            | Profile::Tenacity => 3,
+            Profile::GoRetryablehttp => 4,
             Profile::None => 0,
         }
     }
@@ -130,6 +165,51 @@ impl Profile {
                 offset: 0,
                 jitter: Jitter::Full,
             },
+            Profile::Urllib3 => Backoff {
+                base: ms(500),
+                factor: 2.0,
+                cap: ms(120_000),
+                offset: 0,
+                jitter: Jitter::None,
+            },
+            Profile::GoRetryablehttp => Backoff {
+                base: ms(1_000),
+                factor: 2.0,
+                cap: ms(30_000),
+                offset: 0,
+                jitter: Jitter::None,
+            },
+            Profile::Tenacity => Backoff {
+                base: ms(500),
+                factor: 2.0,
+                cap: ms(30_000),
+                offset: 0,
+                jitter: Jitter::Full,
+            },
+        }
+    }
+
+    /// Retries before this one go out at once, whatever the backoff: urllib3 waits only
+    /// from the second consecutive error on. 1 for every other profile.
+    pub fn first_backoff_retry(self) -> u32 {
+        match self {
+            Profile::Urllib3 => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the library reads a `Retry-After` hint on this outcome at all: urllib3
+    /// only on 413, 429 and 503, go-retryablehttp only on 429 and 503; the others on any
+    /// response they retry.
+    pub fn reads_retry_after(self, outcome: &Outcome) -> bool {
+        match (self, outcome) {
+            (Profile::Urllib3, Outcome::Response { status, .. }) => {
+                matches!(status, 413 | 429 | 503)
+            }
+            (Profile::GoRetryablehttp, Outcome::Response { status, .. }) => {
+                matches!(status, 429 | 503)
+            }
+            _ => true,
         }
     }
 
@@ -151,7 +231,10 @@ impl Profile {
                 max: Duration::from_secs(10),
                 above_max: AboveMax::GiveUp,
             },
-            Profile::None | Profile::Naive => RetryAfter::IGNORE,
+            Profile::Urllib3 | Profile::GoRetryablehttp => {
+                wait(RetryAfterMode::Replace, Duration::MAX)
+            }
+            Profile::None | Profile::Naive | Profile::Tenacity => RetryAfter::IGNORE,
         }
     }
 
@@ -175,11 +258,20 @@ impl Profile {
             (Profile::Exponential | Profile::Herd, Outcome::Response { status, .. }) => {
                 method.is_idempotent() && matches!(status, 429 | 500 | 502 | 503 | 504)
             }
-            (Profile::Exponential | Profile::Herd, Outcome::Failed(f)) => {
+            (Profile::Exponential | Profile::Herd | Profile::Urllib3, Outcome::Failed(f)) => {
                 !f.may_have_reached_server()
                     || (method.is_idempotent()
                         && (f.is_connection_error() || *f == Failure::Timeout))
             }
+            (Profile::Urllib3, Outcome::Response { status, .. }) => {
+                method.is_idempotent() && matches!(status, 413 | 429 | 500 | 502 | 503 | 504)
+            }
+            (Profile::GoRetryablehttp, Outcome::Response { status, .. }) => {
+                *status == 429 || *status == 0 || (*status >= 500 && *status != 501)
+            }
+            (Profile::GoRetryablehttp, Outcome::Failed(_)) => true,
+            (Profile::Tenacity, Outcome::Response { status, .. }) => *status >= 500,
+            (Profile::Tenacity, Outcome::Failed(f)) => f.is_connection_error(),
         }
     }
 }
@@ -208,6 +300,9 @@ impl FromStr for Profile {
             "naive" => Profile::Naive,
             "exponential" => Profile::Exponential,
             "herd" => Profile::Herd,
+            "urllib3" | "requests" => Profile::Urllib3,
+            "go-retryablehttp" | "retryablehttp" => Profile::GoRetryablehttp,
+            "tenacity" => Profile::Tenacity,
             _ => {
                 return Err(format!(
                     "unknown policy `{s}` (expected one of: {})",
@@ -271,6 +366,81 @@ mod tests {
         assert!(Profile::Naive.is_retryable(Method::Post, &s(400)));
         assert!(!Profile::Naive.is_retryable(Method::Post, &s(200)));
         assert!(!Profile::None.is_retryable(Method::Get, &s(503)));
+    }
+
+    /// Every retry's delay when each attempt fails with `outcome` (seed 1).
+    fn delays(profile: Profile, outcome: &Outcome) -> Vec<u128> {
+        use crate::policy::{Decision, Policy, RetryState};
+        use rand::SeedableRng;
+        let policy = Policy::new(profile);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        let mut state = RetryState::default();
+        let mut out = Vec::new();
+        while let Decision::Retry { after } =
+            policy.decide(&mut state, Method::Get, outcome, &mut rng)
+        {
+            out.push(after.as_millis());
+        }
+        out
+    }
+
+    fn hinted(status: u16, secs: u64) -> Outcome {
+        Outcome::Response {
+            status,
+            retry_after: Some(Duration::from_secs(secs)),
+        }
+    }
+
+    #[test]
+    fn urllib3_retries_the_first_time_at_once() {
+        // urllib3 2.8 util/retry.py get_backoff_time: 0 while len(history) <= 1, then
+        // backoff_factor * 2 ** (n - 1), capped at backoff_max (120 s).
+        assert_eq!(delays(Profile::Urllib3, &s(503)), [0, 1000, 2000]);
+        // Retry-After on 413/429/503 replaces the backoff (sleep_for_retry), uncapped.
+        assert_eq!(delays(Profile::Urllib3, &hinted(503, 300)), [300_000; 3]);
+        // On a 502 it is not read: the backoff applies.
+        assert_eq!(delays(Profile::Urllib3, &hinted(502, 7)), [0, 1000, 2000]);
+        let p = Profile::Urllib3;
+        assert!(!p.is_retryable(Method::Post, &s(503)));
+        assert!(p.is_retryable(Method::Trace, &s(413)));
+        assert!(p.is_retryable(Method::Post, &Outcome::Failed(Refused)));
+        assert!(!p.is_retryable(Method::Post, &Outcome::Failed(Reset)));
+        assert!(p.is_retryable(Method::Get, &Outcome::Failed(Timeout)));
+    }
+
+    #[test]
+    fn go_retryablehttp_waits_1_2_4_8_s_and_honours_any_retry_after() {
+        // go-retryablehttp 0.7.1 client.go DefaultBackoff: 2^attemptNum * RetryWaitMin,
+        // attemptNum from 0, capped at RetryWaitMax (30 s).
+        assert_eq!(
+            delays(Profile::GoRetryablehttp, &s(503)),
+            [1000, 2000, 4000, 8000]
+        );
+        // Retry-After seconds on 429/503 replace it, with no cap.
+        assert_eq!(
+            delays(Profile::GoRetryablehttp, &hinted(429, 3600)),
+            [3_600_000; 4]
+        );
+        assert_eq!(
+            delays(Profile::GoRetryablehttp, &hinted(500, 9)),
+            [1000, 2000, 4000, 8000]
+        );
+        let p = Profile::GoRetryablehttp;
+        assert!(p.is_retryable(Method::Post, &s(500)));
+        assert!(!p.is_retryable(Method::Get, &s(501)));
+        assert!(p.is_retryable(Method::Post, &Outcome::Failed(Timeout)));
+        assert!(!p.is_retryable(Method::Get, &s(404)));
+    }
+
+    #[test]
+    fn tenacity_draws_full_jitter_and_ignores_retry_after() {
+        let d = delays(Profile::Tenacity, &hinted(503, 60));
+        assert_eq!(d.len(), 3);
+        for (n, ms) in d.iter().enumerate() {
+            assert!(*ms <= 500 << n, "retry {}: {ms} ms", n + 1);
+        }
+        assert!(Profile::Tenacity.is_retryable(Method::Post, &s(503)));
+        assert!(!Profile::Tenacity.is_retryable(Method::Get, &Outcome::Failed(Timeout)));
     }
 
     #[test]
