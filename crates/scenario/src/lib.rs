@@ -7,6 +7,7 @@
 pub mod arrival;
 pub mod counts;
 pub mod demand;
+pub mod duration;
 pub mod embedded;
 pub mod error;
 pub mod fault;
@@ -27,6 +28,7 @@ pub mod trace;
 pub use arrival::Arrivals;
 pub use counts::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
 pub use demand::{Demand, Unit};
+pub use duration::{BoundedDuration, DurationError, MAX_DURATION};
 pub use embedded::load;
 pub use error::ScenarioError;
 pub use fault::Fate;

@@ -5,6 +5,7 @@
 //! only place that reports bad input. Everything downstream (the real upstream, the driver,
 //! the simulator, the report) can take them as given.
 
+use crate::duration::BoundedDuration;
 use herd_retry::{BudgetConfig, ConsumerRules, Method, Policy, Strategy};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -318,10 +319,43 @@ impl Arm {
     }
 }
 
+/// An offered load whose length (requests / rate) would pass [`crate::MAX_DURATION`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OfferedTooLong {
+    /// requests / rate, seconds (may be infinite).
+    pub secs: f64,
+}
+
+impl std::fmt::Display for OfferedTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.3e} s; herd offers at most 365 days of load ({} s)",
+            self.secs,
+            crate::MAX_DURATION.as_secs()
+        )
+    }
+}
+
+impl Load {
+    /// The time over which arrivals are offered (requests / rate), or why it is too long.
+    /// Meaningless with a trace until [`crate::trace::resolve`] has set both.
+    pub fn offered(&self) -> Result<BoundedDuration, OfferedTooLong> {
+        BoundedDuration::from_count_at_rate(self.requests as f64, self.rate).map_err(|_| {
+            OfferedTooLong {
+                secs: self.requests as f64 / self.rate,
+            }
+        })
+    }
+}
+
 impl Scenario {
-    /// The time over which arrivals are offered (requests / rate).
+    /// The time over which arrivals are offered (requests / rate), at most
+    /// [`crate::MAX_DURATION`] (a validated scenario's always fits; see [`Load::offered`]).
     pub fn offered_duration(&self) -> Duration {
-        Duration::from_secs_f64(self.load.requests as f64 / self.load.rate)
+        self.load
+            .offered()
+            .map_or(crate::MAX_DURATION, BoundedDuration::get)
     }
 
     /// The seed for arm `index`: arms share the scenario seed for arrivals and faults (so

@@ -3,6 +3,7 @@
 //! Two passes: serde checks shape (unknown keys, wrong types), then [`Check`] checks
 //! values (ranges, names, consistency). Both report `file:line:col: key `k`: message`.
 
+use crate::duration::BoundedDuration;
 use crate::error::ScenarioError;
 use crate::model::*;
 use crate::policy_spec::PolicySpec;
@@ -86,13 +87,27 @@ impl Check<'_> {
         }
     }
 
+    /// A time in milliseconds kept as a float (service times): greater than 0 (or 0 or
+    /// more with `zero_ok`) and within [`crate::MAX_DURATION`].
+    fn ms_f64(&self, path: &[Seg], x: f64, zero_ok: bool) -> R<f64> {
+        let x = if zero_ok {
+            self.non_neg(path, x)?
+        } else {
+            self.positive(path, x)?
+        };
+        self.ms(path, x)?;
+        Ok(x)
+    }
+
     fn count(&self, path: &[Seg], x: i64) -> R<u64> {
         u64::try_from(x).map_err(|_| self.err(path, format!("must be 0 or more, got {x}")))
     }
 
+    /// Milliseconds, bounded by [`crate::MAX_DURATION`].
     fn ms(&self, path: &[Seg], x: f64) -> R<Duration> {
-        self.non_neg(path, x)
-            .map(|x| Duration::from_secs_f64(x / 1000.0))
+        BoundedDuration::from_ms(x)
+            .map(BoundedDuration::get)
+            .map_err(|e| self.err(path, e.to_string()))
     }
 
     fn scenario(&self, raw: RawScenario) -> R<Scenario> {
@@ -101,11 +116,30 @@ impl Check<'_> {
         }
         let seed = self.count(&keys(&["seed"]), raw.seed)?;
         let load_rate_set = raw.load.rate.is_some();
+        // The key that set the offered rate, to blame when requests / rate is too long.
+        let rate_key = match &raw.consumers {
+            Some(c) if c.think_ms.is_some() => keys(&["consumers", "think_ms"]),
+            Some(_) => keys(&["consumers", "rate"]),
+            None if load_rate_set => keys(&["load", "rate"]),
+            None => keys(&["load", "requests"]),
+        };
         let mut load = self.load(raw.load)?;
         let consumers = raw
             .consumers
             .map(|c| self.consumers(c, &mut load, load_rate_set))
             .transpose()?;
+        if load.trace.is_none() {
+            load.offered().map_err(|e| {
+                self.err(
+                    &rate_key,
+                    format!(
+                        "{} requests at {} per second would be offered over {e}",
+                        load.requests,
+                        crate::duration::show(load.rate)
+                    ),
+                )
+            })?;
+        }
         let client = self.client(raw.client)?;
         let upstream = self.upstream(raw.upstream)?;
         if raw.arms.is_empty() {
@@ -241,7 +275,7 @@ impl Check<'_> {
         }
         Ok(Upstream {
             error_rate,
-            retry_after_s: self.count(&k("retry_after_s"), u.retry_after_s)?,
+            retry_after_s: self.retry_after_s(&k("retry_after_s"), u.retry_after_s)?,
             reset_rate,
             reset_after: self.ms(&k("reset_after_ms"), u.reset_after_ms)?,
             stall_rate,
@@ -254,13 +288,28 @@ impl Check<'_> {
         })
     }
 
+    /// Whole seconds for the `Retry-After` header, within [`crate::MAX_DURATION`].
+    fn retry_after_s(&self, path: &[Seg], x: i64) -> R<u64> {
+        let s = self.count(path, x)?;
+        if s > crate::MAX_DURATION.as_secs() {
+            return Err(self.err(
+                path,
+                format!(
+                    "must be at most {} (365 days, the longest duration herd handles), got {s}",
+                    crate::MAX_DURATION.as_secs()
+                ),
+            ));
+        }
+        Ok(s)
+    }
+
     fn service_time(&self, s: RawServiceTime) -> R<ServiceTime> {
         let k = |x: &str| keys(&["upstream", "service_time", x]);
         let need = |name: &str, v: Option<f64>| -> R<f64> {
             let v = v.ok_or_else(|| {
                 self.err(&k("dist"), format!("dist = \"{}\" needs `{name}`", s.dist))
             })?;
-            self.positive(&k(name), v)
+            self.ms_f64(&k(name), v, false)
         };
         let extra = |allowed: &[&str]| -> R<()> {
             for (name, v) in [
@@ -282,9 +331,10 @@ impl Check<'_> {
             "constant" => {
                 extra(&["ms"])?;
                 Ok(ServiceTime::Constant {
-                    ms: self.non_neg(
+                    ms: self.ms_f64(
                         &k("ms"),
                         s.ms.ok_or_else(|| self.err(&k("dist"), "dist = \"constant\" needs `ms`"))?,
+                        true,
                     )?,
                 })
             }
@@ -534,6 +584,25 @@ jitter = { kind = "proportional", factor = 0.5 }
 
         let m = msg(&OK.replace("id = \"b\"", "id = \"a\""));
         assert!(m.contains("duplicate arm id"), "{m}");
+
+        // Times past the bound used to panic in `Duration::from_secs_f64`.
+        let m = msg(&OK.replace("error_rate = 0.1", "stall_ms = 1e30"));
+        assert!(
+            m.starts_with("bad.toml:8:") && m.contains("upstream.stall_ms"),
+            "{m}"
+        );
+        assert!(m.contains("365 days") && m.contains("1e30"), "{m}");
+        let m = msg(&OK.replace("rate = 50", "rate = 1e-300"));
+        assert!(m.contains("load.rate") && m.contains("365 days"), "{m}");
+        let m = msg(&OK.replace("hold = true", "hold = true\nslowdown = inf"));
+        assert!(m.contains("slowdown"), "{m}");
+        let m = msg(&OK.replace("error_rate = 0.1", "retry_after_s = 9223372036854775807"));
+        assert!(m.contains("upstream.retry_after_s"), "{m}");
+        let m = msg(&OK.replace("jitter = \"none\"", "retries = 70"));
+        assert!(
+            m.contains("arms[0].retries") && m.contains("365 days"),
+            "{m}"
+        );
 
         let m = msg("name = \"x\"\n[load\n");
         assert!(m.starts_with("bad.toml:2:"), "{m}");

@@ -2,6 +2,7 @@
 //! [`herd_retry::Strategy`]. Like [`crate::policy_spec`], it names the bad knob; the caller
 //! adds file and line.
 
+use crate::duration::BoundedDuration;
 use crate::raw::{RawBudget, RawRetryAfter};
 use herd_retry::budget::{
     AdaptiveConfig, PercentConfig, QuotaConfig, RatioConfig, TokenBucketConfig,
@@ -26,11 +27,9 @@ fn bad<T>(path: &[&'static str], message: impl Into<String>) -> R<T> {
 }
 
 fn ms(path: &[&'static str], x: f64) -> R<Duration> {
-    if x.is_finite() && x >= 0.0 {
-        Ok(Duration::from_secs_f64(x / 1000.0))
-    } else {
-        bad(path, format!("must be 0 or more, got {x}"))
-    }
+    BoundedDuration::from_ms(x)
+        .map(BoundedDuration::get)
+        .or_else(|e| bad(path, e.to_string()))
 }
 
 fn frac(path: &[&'static str], x: f64, lo_open: bool, hi: f64) -> R<f64> {
