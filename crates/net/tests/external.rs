@@ -6,9 +6,7 @@
 //! *fail* without it (they never skip): the first of them runs `npm ci` in
 //! `adapters/node` if its packages are missing, so a fresh checkout needs no manual step.
 
-use herd_net::external::{
-    ArmCommand, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions, NODE_CLIENTS,
-};
+use herd_net::external::{ArmCommand, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions};
 use herd_net::upstream::Upstream;
 use herd_scenario::{self as sc, ServiceTime, Shed};
 use std::collections::BTreeSet;
@@ -303,7 +301,7 @@ async fn run_node(client: &str, n: u64) -> (usize, Option<u64>, u64, u64) {
 
 /// The checks every Node client must pass against the flaky upstream.
 async fn check_node(client: &str) {
-    assert!(NODE_CLIENTS.contains(&client));
+    assert!(herd_net::external::node_clients().contains(&client));
     let n = 50;
     let (ok, attempts, received, first_retries) =
         bounded(Duration::from_secs(120), run_node(client, n)).await;

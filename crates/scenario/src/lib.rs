@@ -5,6 +5,7 @@
 //! scenarios, and the report (histograms, 100 ms timelines, table and JSON).
 
 pub mod arrival;
+pub mod clients;
 pub mod counts;
 pub mod demand;
 pub mod duration;
@@ -26,6 +27,7 @@ pub mod table;
 pub mod trace;
 
 pub use arrival::Arrivals;
+pub use clients::{external_client, ExternalClient, Runtime, EXTERNAL_CLIENTS};
 pub use counts::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
 pub use demand::{Demand, Unit};
 pub use duration::{BoundedDuration, DurationError, MAX_DURATION};
