@@ -5,8 +5,9 @@
 //! only place that reports bad input. Everything downstream (the real upstream, the driver,
 //! the simulator, the report) can take them as given.
 
+use crate::clients::ExternalClient;
 use crate::duration::BoundedDuration;
-use herd_retry::{BudgetConfig, ConsumerRules, Method, Policy, Strategy};
+use herd_retry::{ConsumerRules, Method, Strategy};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -230,14 +231,8 @@ impl Incident {
 pub struct Arm {
     /// Identifier, unique in the scenario.
     pub id: String,
-    /// The retry policy, built from the arm's `policy`, `jitter`, `retries`, … keys.
-    /// Unused (`none`) when `client` is a real library, which retries by its own rules.
-    pub policy: Policy,
-    /// The client-wide retry budget (`budget`), if any.
-    pub budget: Option<BudgetConfig>,
-    /// The overall deadline per logical request (`deadline_ms`), if any.
-    pub deadline: Option<Duration>,
-    /// Who makes the requests: herd's replica of the policy, or a real client library.
+    /// Who makes the requests, with what each kind needs: herd's replica with its
+    /// [`Strategy`], or a real client library that retries by its own rules.
     pub client: ArmClient,
     /// The rules this arm's consumers follow: `[consumers]`, with the arm's
     /// `consumers = { on_timeout, max_in_flight, timeout_ms, give_up_ms }` overrides.
@@ -246,13 +241,15 @@ pub struct Arm {
 }
 
 /// Who sends an arm's requests.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ArmClient {
-    /// herd's own driver running the arm's [`Strategy`] (the only kind the simulator runs).
-    Replica,
+    /// herd's own driver running this strategy (the only kind the simulator runs): the
+    /// policy from the arm's `policy`, `jitter`, `retries`, … keys, its `budget` and its
+    /// `deadline_ms`.
+    Replica(Strategy),
     /// A real client in another program, through the external-arm protocol
-    /// (`node-undici`, `node-axios-retry`, …).
-    External(String),
+    /// (`node-undici`, `node-axios-retry`, …; see [`crate::clients`]).
+    External(&'static ExternalClient),
     /// A real Rust client compiled into herd.
     Rust(RustPeer),
 }
@@ -261,6 +258,11 @@ impl ArmClient {
     /// Whether the client runs in another program (and so on a CPU herd does not schedule).
     pub fn is_external(&self) -> bool {
         matches!(self, ArmClient::External(_))
+    }
+
+    /// Whether herd's own replica runs the arm (so the simulator can).
+    pub fn is_replica(&self) -> bool {
+        matches!(self, ArmClient::Replica(_))
     }
 }
 
@@ -299,22 +301,13 @@ impl RustPeer {
     }
 }
 
-/// External client ids herd knows how to start (the Node adapter's).
-pub const EXTERNAL_CLIENTS: &[&str] = &[
-    "node-undici",
-    "node-undici-fulljitter",
-    "node-axios-retry",
-    "node-axios-retry-nojitter",
-    "node-axios-retry-fulljitter",
-];
-
 impl Arm {
-    /// The arm's whole retry strategy, as the driver and the simulator run it.
-    pub fn strategy(&self) -> Strategy {
-        Strategy {
-            policy: self.policy,
-            budget: self.budget,
-            deadline: self.deadline,
+    /// The arm's whole retry strategy, as the driver and the simulator run it; `None` for
+    /// a real client, which retries by its own configuration.
+    pub fn strategy(&self) -> Option<Strategy> {
+        match &self.client {
+            ArmClient::Replica(s) => Some(*s),
+            _ => None,
         }
     }
 }

@@ -156,7 +156,7 @@ impl Check<'_> {
             if arms.iter().any(|x| x.id == arm.id) {
                 return Err(self.err(&arm_key(i, "id"), format!("duplicate arm id `{}`", arm.id)));
             }
-            if consumers.is_some() && arm.client != ArmClient::Replica {
+            if consumers.is_some() && !arm.client.is_replica() {
                 return Err(self.err(
                     &arm_key(i, "client"),
                     "[consumers] run through herd's replica of a policy; a real client cannot take part (use `policy`, or drop [consumers])",
@@ -449,10 +449,11 @@ impl Check<'_> {
         };
         Ok(Arm {
             id: a.id,
-            policy,
-            budget,
-            deadline,
-            client: ArmClient::Replica,
+            client: ArmClient::Replica(Strategy {
+                policy,
+                budget,
+                deadline,
+            }),
             consumers: None,
         })
     }
@@ -463,11 +464,11 @@ impl Check<'_> {
         let k = |x| arm_key(i, x);
         let kind = if let Some(p) = RustPeer::from_name(&client) {
             ArmClient::Rust(p)
-        } else if EXTERNAL_CLIENTS.contains(&client.as_str()) {
-            ArmClient::External(client.clone())
+        } else if let Some(c) = crate::clients::external_client(&client) {
+            ArmClient::External(c)
         } else {
             let mut known: Vec<&str> = RustPeer::NAMES.to_vec();
-            known.extend(EXTERNAL_CLIENTS);
+            known.extend(crate::clients::EXTERNAL_CLIENTS.iter().map(|c| c.id));
             return Err(self.err(
                 &k("client"),
                 format!(
@@ -495,9 +496,6 @@ impl Check<'_> {
         }
         Ok(Arm {
             id: a.id,
-            policy: herd_retry::Policy::new(Profile::None),
-            budget: None,
-            deadline: None,
             client: kind,
             consumers: None,
         })
@@ -542,8 +540,9 @@ jitter = { kind = "proportional", factor = 0.5 }
         assert_eq!(s.seed, 3);
         assert_eq!(s.load.requests, 10);
         assert_eq!(s.arms.len(), 2);
-        assert_eq!(s.arms[0].policy.backoff().jitter, Jitter::None);
-        assert_eq!(s.arms[1].policy.backoff().jitter, Jitter::Proportional(0.5));
+        let policy = |i: usize| s.arms[i].strategy().unwrap().policy;
+        assert_eq!(policy(0).backoff().jitter, Jitter::None);
+        assert_eq!(policy(1).backoff().jitter, Jitter::Proportional(0.5));
         assert!(s.upstream.incidents[0].hold);
         assert_eq!(s.client.pool_max_connections, 256);
     }
@@ -616,7 +615,8 @@ jitter = { kind = "proportional", factor = 0.5 }
             "jitter = \"none\"\nbudget = { kind = \"token-bucket\", max_tokens = 20 }\nretry_after = { max_ms = 3000, above_max = \"give-up\" }\ndeadline_ms = 5000",
         ) + "[[arms]]\nid = \"h\"\npolicy = \"herd\"\n[[arms]]\nid = \"h2\"\npolicy = \"herd\"\nbudget = { kind = \"none\" }\ndeadline_ms = 0\n";
         let s = parse(&text, "t.toml").unwrap();
-        let a = &s.arms[0];
+        let st = |i: usize| s.arms[i].strategy().unwrap();
+        let a = st(0);
         assert!(
             matches!(a.budget, Some(BudgetConfig::TokenBucket(c)) if c.max_tokens == 20.0 && c.token_ratio == 0.1)
         );
@@ -627,12 +627,12 @@ jitter = { kind = "proportional", factor = 0.5 }
         assert_eq!(a.policy.retry_after().above_max, AboveMax::GiveUp);
         assert_eq!(a.deadline, Some(std::time::Duration::from_secs(5)));
         assert!(
-            matches!(s.arms[2].budget, Some(BudgetConfig::Percent(_))),
+            matches!(st(2).budget, Some(BudgetConfig::Percent(_))),
             "herd has a default budget"
         );
-        assert_eq!(s.arms[2].deadline, Some(std::time::Duration::from_secs(10)));
-        assert_eq!(s.arms[3].budget, None);
-        assert_eq!(s.arms[3].deadline, None);
+        assert_eq!(st(2).deadline, Some(std::time::Duration::from_secs(10)));
+        assert_eq!(st(3).budget, None);
+        assert_eq!(st(3).deadline, None);
 
         let m = msg(&OK.replace(
             "jitter = \"none\"",
@@ -663,9 +663,14 @@ jitter = { kind = "proportional", factor = 0.5 }
     fn real_clients() {
         let text = OK.to_string() + "[[arms]]\nid = \"n\"\nclient = \"node-undici\"\n[[arms]]\nid = \"r\"\nclient = \"tower-retry\"\n";
         let s = parse(&text, "t.toml").unwrap();
-        assert_eq!(s.arms[2].client, ArmClient::External("node-undici".into()));
+        assert!(
+            matches!(s.arms[2].client, ArmClient::External(c) if c.id == "node-undici"),
+            "{:?}",
+            s.arms[2].client
+        );
+        assert_eq!(s.arms[2].strategy(), None);
         assert_eq!(s.arms[3].client, ArmClient::Rust(RustPeer::TowerRetry));
-        assert_eq!(s.arms[0].client, ArmClient::Replica);
+        assert!(s.arms[0].client.is_replica());
         let m = msg(&(OK.to_string() + "[[arms]]\nid = \"n\"\nclient = \"node-fetch\"\n"));
         assert!(
             m.contains("arms[2].client") && m.contains("node-fetch"),

@@ -229,8 +229,8 @@ fn exercise(text: &str, named: bool) {
         Outcome::status(503),
         Outcome::from_response(503, Some(&retry_after), SystemTime::UNIX_EPOCH),
     ];
-    for arm in &s.arms {
-        let mut r = Retrier::new(arm.strategy());
+    for strategy in s.arms.iter().filter_map(|a| a.strategy()) {
+        let mut r = Retrier::new(strategy);
         for outcome in &outcomes {
             let mut now = Duration::ZERO;
             let mut req = r.begin(now);
