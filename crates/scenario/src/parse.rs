@@ -17,15 +17,31 @@ use std::time::Duration;
 pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     let spans = Spans::new(text);
     let raw: RawScenario = toml::from_str(text).map_err(|e| {
-        let start = e.span().map(|s| s.start);
+        let message = e.message().trim().to_owned();
+        let mut start = e.span().map(|s| s.start);
+        let key = start.map(|s| {
+            let mut path = spans.path_at(s);
+            // An error inside an inline table (`budget = { kind = "quota", percent = 1 }`)
+            // comes with the table's span: point at the key it is about.
+            if let Some(child) = offending_key(&message) {
+                let parent = spans.locate(&path);
+                path.push(Seg::Key(child.to_owned()));
+                match spans.locate(&path) {
+                    Some(r) if Some(&r) != parent.as_ref() => start = Some(r.start),
+                    _ => {
+                        path.pop();
+                    }
+                }
+            }
+            render(&path)
+        });
         let (line, col) = start.map(|s| spans.line_col(s)).unzip();
-        let key = start.map(|s| render(&spans.path_at(s)));
         ScenarioError::Invalid {
             origin: origin.to_owned(),
             line,
             col,
             key,
-            message: e.message().trim().to_owned(),
+            message,
         }
     })?;
     Check {
@@ -33,6 +49,15 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         origin,
     }
     .scenario(raw)
+}
+
+/// The key a serde message is about, when it names one: the field of `unknown field
+/// \`x\``, or `kind` for an unknown variant of a tagged table.
+fn offending_key(message: &str) -> Option<&str> {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        return rest.split('`').next();
+    }
+    message.starts_with("unknown variant `").then_some("kind")
 }
 
 struct Check<'a> {
@@ -644,14 +669,36 @@ jitter = { kind = "proportional", factor = 0.5 }
             "budget = { kind = \"quota\", percent = 0.1 }",
         ));
         assert!(
-            m.contains("arms[0].budget.percent") && m.contains("does not apply"),
+            m.starts_with("bad.toml:17:") && m.contains("arms[0].budget.percent"),
+            "{m}"
+        );
+        assert!(
+            m.contains("unknown field") && m.contains("retry_cost"),
             "{m}"
         );
         let m = msg(&OK.replace("jitter = \"none\"", "budget = { kind = \"leaky\" }"));
         assert!(
-            m.contains("arms[0].budget.kind") && m.contains("leaky"),
+            m.starts_with("bad.toml:17:") && m.contains("arms[0].budget.kind"),
             "{m}"
         );
+        for kind in [
+            "leaky",
+            "none",
+            "percent",
+            "token-bucket",
+            "quota",
+            "ratio",
+            "adaptive",
+        ] {
+            assert!(m.contains(kind), "{m}");
+        }
+        let m = msg(&OK.replace("jitter = \"none\"", "budget = { percent = 0.1 }"));
+        assert!(m.contains("arms[0].budget") && m.contains("kind"), "{m}");
+        let m = msg(&OK.replace(
+            "jitter = \"none\"",
+            "budget = { kind = \"quota\", initial = 1.5 }",
+        ));
+        assert!(m.contains("arms[0].budget"), "{m}");
         let m = msg(&OK.replace(
             "jitter = \"none\"",
             "retry_after = { above_max = \"sometimes\" }",
