@@ -131,8 +131,8 @@ impl BoundedDuration {
                 unit,
             });
         }
-        // `secs` may be NaN (0/0) or infinite (x / tiny); neither is below the bound.
-        if !(secs <= MAX_DURATION.as_secs_f64()) {
+        // `secs` may be NaN (0/0) or infinite (x / tiny); neither is within the bound.
+        if secs.is_nan() || secs > MAX_DURATION.as_secs_f64() {
             return Err(DurationError::TooLong {
                 value: written,
                 unit,

@@ -39,7 +39,7 @@ fn synth(a: &SynthArgs) -> Result<(), Fail> {
         .get();
     let total = a.rate * f64::from(a.consumers);
     let lines = total * a.seconds;
-    if !(lines <= MAX_LINES) {
+    if lines.is_nan() || lines > MAX_LINES {
         return Err(Fail::input(anyhow!(
             "--rate × --consumers × --seconds would write about {lines:.3e} lines; herd trace synth writes at most {MAX_LINES:e} (lower one of them)"
         )));
