@@ -21,7 +21,7 @@
 //! knows how many units and what mean rate to report against. The run then streams it
 //! again. With `skip_bad_lines` the bad lines are counted and the first few named.
 
-use crate::duration::BoundedDuration;
+use crate::duration::{show, BoundedDuration};
 use crate::error::ScenarioError;
 use crate::model::{Scenario, Trace};
 use herd_retry::Method;
@@ -119,8 +119,13 @@ impl<R: BufRead> TraceReader<R> {
                 continue;
             };
             let parsed = parse_line(line, columns, self.last_ms).and_then(|(t_ms, consumer)| {
-                let at = BoundedDuration::from_ms(t_ms * self.time_scale)
-                    .map_err(|e| format!("t_ms {t_ms} × time_scale {}: {e}", self.time_scale))?;
+                let at = BoundedDuration::from_ms(t_ms * self.time_scale).map_err(|e| {
+                    format!(
+                        "t_ms {} × time_scale {}: {e}",
+                        show(t_ms),
+                        show(self.time_scale)
+                    )
+                })?;
                 Ok((t_ms, at.get(), consumer))
             });
             match parsed {
