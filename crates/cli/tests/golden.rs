@@ -12,7 +12,6 @@
 mod common;
 
 use common::stderr;
-use herd_scenario::ArmClient;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,7 +53,7 @@ fn simulate(name: &str, flags: &[&str]) -> Vec<u8> {
         .scenario
         .arms
         .iter()
-        .filter(|a| matches!(a.client, ArmClient::Replica))
+        .filter(|a| a.client.is_replica())
         .map(|a| a.id.clone())
         .collect();
     let mut args = vec!["sim", name, "--json", "-", "--quiet"];

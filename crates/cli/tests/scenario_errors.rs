@@ -112,3 +112,36 @@ fn scenarios_list_and_show() {
     let o = herd(&["scenarios", "show", "nope"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn unknown_budget_kind_lists_the_kinds() {
+    let text = BASE.replace(
+        "policy = \"none\"",
+        "policy = \"undici\"\nbudget = { kind = \"leaky\" }",
+    );
+    check("budget-kind", &text, 10, "arms[0].budget.kind");
+    let dir = tempdir("budget-kind-list");
+    let file = dir.join("s.toml");
+    std::fs::write(&file, text).unwrap();
+    let err = stderr(&herd(&["sim", file.to_str().unwrap()]));
+    for kind in [
+        "none",
+        "percent",
+        "token-bucket",
+        "quota",
+        "ratio",
+        "adaptive",
+    ] {
+        assert!(err.contains(kind), "{kind} missing: {err}");
+    }
+}
+
+#[test]
+fn time_past_the_bound() {
+    check(
+        "stall",
+        &BASE.replace("error_rate = 0.1", "stall_ms = 1e30"),
+        6,
+        "upstream.stall_ms",
+    );
+}

@@ -6,9 +6,7 @@
 //! *fail* without it (they never skip): the first of them runs `npm ci` in
 //! `adapters/node` if its packages are missing, so a fresh checkout needs no manual step.
 
-use herd_net::external::{
-    ArmCommand, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions, NODE_CLIENTS,
-};
+use herd_net::external::{ArmCommand, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions};
 use herd_net::upstream::Upstream;
 use herd_scenario::{self as sc, ServiceTime, Shed};
 use std::collections::BTreeSet;
@@ -270,8 +268,15 @@ async fn stop_ends_the_adapter_and_what_it_started_even_if_it_ignores_sigterm() 
     let took = t.elapsed();
     assert!(took >= herd_net::external::STOP_GRACE, "{took:?}");
     assert!(took < herd_net::external::STOP_GRACE + ms(1500), "{took:?}");
-    let left: Vec<u32> = started.into_iter().filter(|&p| alive(p)).collect();
-    assert!(left.is_empty(), "still running after stop: {left:?}");
+    // SIGKILL is delivered at once but a process takes a moment to exit on a busy machine:
+    // what matters is that nothing is left running shortly after (herd's own bound is 2 s).
+    let gone = Instant::now();
+    let mut left: Vec<u32> = started.clone();
+    while !left.is_empty() && gone.elapsed() < Duration::from_secs(2) {
+        tokio::time::sleep(ms(20)).await;
+        left.retain(|&p| alive(p));
+    }
+    assert!(left.is_empty(), "still running 2 s after stop: {left:?}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -350,7 +355,7 @@ async fn run_node(client: &str, n: u64) -> (usize, Option<u64>, u64, u64) {
 
 /// The checks every Node client must pass against the flaky upstream.
 async fn check_node(client: &str) {
-    assert!(NODE_CLIENTS.contains(&client));
+    assert!(herd_net::external::node_clients().contains(&client));
     let n = 50;
     let (ok, attempts, received, first_retries) =
         bounded(Duration::from_secs(120), run_node(client, n)).await;

@@ -70,7 +70,8 @@ impl Jitter {
             Jitter::Proportional(f) => d * (1.0 - f + rng.random::<f64>() * 2.0 * f),
             Jitter::Additive(f) => d + d * f * rng.random::<f64>(),
         };
-        Duration::from_secs_f64(secs.max(0.0))
+        // A huge factor on a huge nominal delay saturates rather than panics.
+        Duration::try_from_secs_f64(secs.max(0.0)).unwrap_or(Duration::MAX)
     }
 
     /// The parameter of `proportional` / `additive`, if any.

@@ -51,7 +51,7 @@ impl Iterator for Arrivals {
             }
         };
         self.n += 1;
-        Some(Duration::from_secs_f64(at))
+        Some(crate::duration::saturating_secs(at))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

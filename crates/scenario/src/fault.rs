@@ -105,7 +105,7 @@ impl ServiceTime {
                 }
             }
         };
-        Duration::from_secs_f64((ms / 1000.0).max(0.0))
+        crate::duration::saturating_secs(ms / 1000.0)
     }
 
     /// The distribution's mean, milliseconds (for capacity estimates and M/M/c checks).

@@ -6,8 +6,10 @@
 
 pub mod arrival;
 pub mod capacity;
+pub mod clients;
 pub mod counts;
 pub mod demand;
+pub mod duration;
 pub mod embedded;
 pub mod error;
 pub mod fault;
@@ -26,8 +28,10 @@ pub mod table;
 pub mod trace;
 
 pub use arrival::Arrivals;
+pub use clients::{external_client, ExternalClient, Runtime, EXTERNAL_CLIENTS};
 pub use counts::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
 pub use demand::{Demand, Unit};
+pub use duration::{BoundedDuration, DurationError, MAX_DURATION};
 pub use embedded::load;
 pub use error::ScenarioError;
 pub use fault::Fate;

@@ -5,7 +5,9 @@
 //! only place that reports bad input. Everything downstream (the real upstream, the driver,
 //! the simulator, the report) can take them as given.
 
-use herd_retry::{BudgetConfig, ConsumerRules, Method, Policy, Strategy};
+use crate::clients::ExternalClient;
+use crate::duration::BoundedDuration;
+use herd_retry::{ConsumerRules, Method, Strategy};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -251,14 +253,8 @@ impl Incident {
 pub struct Arm {
     /// Identifier, unique in the scenario.
     pub id: String,
-    /// The retry policy, built from the arm's `policy`, `jitter`, `retries`, … keys.
-    /// Unused (`none`) when `client` is a real library, which retries by its own rules.
-    pub policy: Policy,
-    /// The client-wide retry budget (`budget`), if any.
-    pub budget: Option<BudgetConfig>,
-    /// The overall deadline per logical request (`deadline_ms`), if any.
-    pub deadline: Option<Duration>,
-    /// Who makes the requests: herd's replica of the policy, or a real client library.
+    /// Who makes the requests, with what each kind needs: herd's replica with its
+    /// [`Strategy`], or a real client library that retries by its own rules.
     pub client: ArmClient,
     /// The rules this arm's consumers follow: `[consumers]`, with the arm's
     /// `consumers = { on_timeout, max_in_flight, timeout_ms, give_up_ms }` overrides.
@@ -267,13 +263,15 @@ pub struct Arm {
 }
 
 /// Who sends an arm's requests.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ArmClient {
-    /// herd's own driver running the arm's [`Strategy`] (the only kind the simulator runs).
-    Replica,
+    /// herd's own driver running this strategy (the only kind the simulator runs): the
+    /// policy from the arm's `policy`, `jitter`, `retries`, … keys, its `budget` and its
+    /// `deadline_ms`.
+    Replica(Strategy),
     /// A real client in another program, through the external-arm protocol
-    /// (`node-undici`, `node-axios-retry`, …).
-    External(String),
+    /// (`node-undici`, `node-axios-retry`, …; see [`crate::clients`]).
+    External(&'static ExternalClient),
     /// A real Rust client compiled into herd.
     Rust(RustPeer),
 }
@@ -282,6 +280,11 @@ impl ArmClient {
     /// Whether the client runs in another program (and so on a CPU herd does not schedule).
     pub fn is_external(&self) -> bool {
         matches!(self, ArmClient::External(_))
+    }
+
+    /// Whether herd's own replica runs the arm (so the simulator can).
+    pub fn is_replica(&self) -> bool {
+        matches!(self, ArmClient::Replica(_))
     }
 }
 
@@ -320,30 +323,54 @@ impl RustPeer {
     }
 }
 
-/// External client ids herd knows how to start (the Node adapter's).
-pub const EXTERNAL_CLIENTS: &[&str] = &[
-    "node-undici",
-    "node-undici-fulljitter",
-    "node-axios-retry",
-    "node-axios-retry-nojitter",
-    "node-axios-retry-fulljitter",
-];
-
 impl Arm {
-    /// The arm's whole retry strategy, as the driver and the simulator run it.
-    pub fn strategy(&self) -> Strategy {
-        Strategy {
-            policy: self.policy,
-            budget: self.budget,
-            deadline: self.deadline,
+    /// The arm's whole retry strategy, as the driver and the simulator run it; `None` for
+    /// a real client, which retries by its own configuration.
+    pub fn strategy(&self) -> Option<Strategy> {
+        match &self.client {
+            ArmClient::Replica(s) => Some(*s),
+            _ => None,
         }
     }
 }
 
+/// An offered load whose length (requests / rate) would pass [`crate::MAX_DURATION`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OfferedTooLong {
+    /// requests / rate, seconds (may be infinite).
+    pub secs: f64,
+}
+
+impl std::fmt::Display for OfferedTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.3e} s; herd offers at most 365 days of load ({} s)",
+            self.secs,
+            crate::MAX_DURATION.as_secs()
+        )
+    }
+}
+
+impl Load {
+    /// The time over which arrivals are offered (requests / rate), or why it is too long.
+    /// Meaningless with a trace until [`crate::trace::resolve`] has set both.
+    pub fn offered(&self) -> Result<BoundedDuration, OfferedTooLong> {
+        BoundedDuration::from_count_at_rate(self.requests as f64, self.rate).map_err(|_| {
+            OfferedTooLong {
+                secs: self.requests as f64 / self.rate,
+            }
+        })
+    }
+}
+
 impl Scenario {
-    /// The time over which arrivals are offered (requests / rate).
+    /// The time over which arrivals are offered (requests / rate), at most
+    /// [`crate::MAX_DURATION`] (a validated scenario's always fits; see [`Load::offered`]).
     pub fn offered_duration(&self) -> Duration {
-        Duration::from_secs_f64(self.load.requests as f64 / self.load.rate)
+        self.load
+            .offered()
+            .map_or(crate::MAX_DURATION, BoundedDuration::get)
     }
 
     /// The seed for arm `index`: arms share the scenario seed for arrivals and faults (so

@@ -3,6 +3,7 @@
 //! Two passes: serde checks shape (unknown keys, wrong types), then [`Check`] checks
 //! values (ranges, names, consistency). Both report `file:line:col: key `k`: message`.
 
+use crate::duration::BoundedDuration;
 use crate::error::ScenarioError;
 use crate::model::*;
 use crate::policy_spec::PolicySpec;
@@ -16,15 +17,31 @@ use std::time::Duration;
 pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     let spans = Spans::new(text);
     let raw: RawScenario = toml::from_str(text).map_err(|e| {
-        let start = e.span().map(|s| s.start);
+        let message = e.message().trim().to_owned();
+        let mut start = e.span().map(|s| s.start);
+        let key = start.map(|s| {
+            let mut path = spans.path_at(s);
+            // An error inside an inline table (`budget = { kind = "quota", percent = 1 }`)
+            // comes with the table's span: point at the key it is about.
+            if let Some(child) = offending_key(&message) {
+                let parent = spans.locate(&path);
+                path.push(Seg::Key(child.to_owned()));
+                match spans.locate(&path) {
+                    Some(r) if Some(&r) != parent.as_ref() => start = Some(r.start),
+                    _ => {
+                        path.pop();
+                    }
+                }
+            }
+            render(&path)
+        });
         let (line, col) = start.map(|s| spans.line_col(s)).unzip();
-        let key = start.map(|s| render(&spans.path_at(s)));
         ScenarioError::Invalid {
             origin: origin.to_owned(),
             line,
             col,
             key,
-            message: e.message().trim().to_owned(),
+            message,
         }
     })?;
     Check {
@@ -32,6 +49,15 @@ pub fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         origin,
     }
     .scenario(raw)
+}
+
+/// The key a serde message is about, when it names one: the field of `unknown field
+/// \`x\``, or `kind` for an unknown variant of a tagged table.
+fn offending_key(message: &str) -> Option<&str> {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        return rest.split('`').next();
+    }
+    message.starts_with("unknown variant `").then_some("kind")
 }
 
 struct Check<'a> {
@@ -86,13 +112,27 @@ impl Check<'_> {
         }
     }
 
+    /// A time in milliseconds kept as a float (service times): greater than 0 (or 0 or
+    /// more with `zero_ok`) and within [`crate::MAX_DURATION`].
+    fn ms_f64(&self, path: &[Seg], x: f64, zero_ok: bool) -> R<f64> {
+        let x = if zero_ok {
+            self.non_neg(path, x)?
+        } else {
+            self.positive(path, x)?
+        };
+        self.ms(path, x)?;
+        Ok(x)
+    }
+
     fn count(&self, path: &[Seg], x: i64) -> R<u64> {
         u64::try_from(x).map_err(|_| self.err(path, format!("must be 0 or more, got {x}")))
     }
 
+    /// Milliseconds, bounded by [`crate::MAX_DURATION`].
     fn ms(&self, path: &[Seg], x: f64) -> R<Duration> {
-        self.non_neg(path, x)
-            .map(|x| Duration::from_secs_f64(x / 1000.0))
+        BoundedDuration::from_ms(x)
+            .map(BoundedDuration::get)
+            .map_err(|e| self.err(path, e.to_string()))
     }
 
     fn scenario(&self, raw: RawScenario) -> R<Scenario> {
@@ -101,11 +141,30 @@ impl Check<'_> {
         }
         let seed = self.count(&keys(&["seed"]), raw.seed)?;
         let load_rate_set = raw.load.rate.is_some();
+        // The key that set the offered rate, to blame when requests / rate is too long.
+        let rate_key = match &raw.consumers {
+            Some(c) if c.think_ms.is_some() => keys(&["consumers", "think_ms"]),
+            Some(_) => keys(&["consumers", "rate"]),
+            None if load_rate_set => keys(&["load", "rate"]),
+            None => keys(&["load", "requests"]),
+        };
         let mut load = self.load(raw.load)?;
         let consumers = raw
             .consumers
             .map(|c| self.consumers(c, &mut load, load_rate_set))
             .transpose()?;
+        if load.trace.is_none() {
+            load.offered().map_err(|e| {
+                self.err(
+                    &rate_key,
+                    format!(
+                        "{} requests at {} per second would be offered over {e}",
+                        load.requests,
+                        crate::duration::show(load.rate)
+                    ),
+                )
+            })?;
+        }
         let client = self.client(raw.client)?;
         let upstream = self.upstream(raw.upstream)?;
         let network = self.network(raw.network)?;
@@ -123,7 +182,7 @@ impl Check<'_> {
             if arms.iter().any(|x| x.id == arm.id) {
                 return Err(self.err(&arm_key(i, "id"), format!("duplicate arm id `{}`", arm.id)));
             }
-            if consumers.is_some() && arm.client != ArmClient::Replica {
+            if consumers.is_some() && !arm.client.is_replica() {
                 return Err(self.err(
                     &arm_key(i, "client"),
                     "[consumers] run through herd's replica of a policy; a real client cannot take part (use `policy`, or drop [consumers])",
@@ -248,7 +307,7 @@ impl Check<'_> {
         }
         Ok(Upstream {
             error_rate,
-            retry_after_s: self.count(&k("retry_after_s"), u.retry_after_s)?,
+            retry_after_s: self.retry_after_s(&k("retry_after_s"), u.retry_after_s)?,
             reset_rate,
             reset_after: self.ms(&k("reset_after_ms"), u.reset_after_ms)?,
             stall_rate,
@@ -261,13 +320,28 @@ impl Check<'_> {
         })
     }
 
+    /// Whole seconds for the `Retry-After` header, within [`crate::MAX_DURATION`].
+    fn retry_after_s(&self, path: &[Seg], x: i64) -> R<u64> {
+        let s = self.count(path, x)?;
+        if s > crate::MAX_DURATION.as_secs() {
+            return Err(self.err(
+                path,
+                format!(
+                    "must be at most {} (365 days, the longest duration herd handles), got {s}",
+                    crate::MAX_DURATION.as_secs()
+                ),
+            ));
+        }
+        Ok(s)
+    }
+
     fn service_time(&self, s: RawServiceTime) -> R<ServiceTime> {
         let k = |x: &str| keys(&["upstream", "service_time", x]);
         let need = |name: &str, v: Option<f64>| -> R<f64> {
             let v = v.ok_or_else(|| {
                 self.err(&k("dist"), format!("dist = \"{}\" needs `{name}`", s.dist))
             })?;
-            self.positive(&k(name), v)
+            self.ms_f64(&k(name), v, false)
         };
         let extra = |allowed: &[&str]| -> R<()> {
             for (name, v) in [
@@ -289,9 +363,10 @@ impl Check<'_> {
             "constant" => {
                 extra(&["ms"])?;
                 Ok(ServiceTime::Constant {
-                    ms: self.non_neg(
+                    ms: self.ms_f64(
                         &k("ms"),
                         s.ms.ok_or_else(|| self.err(&k("dist"), "dist = \"constant\" needs `ms`"))?,
+                        true,
                     )?,
                 })
             }
@@ -406,10 +481,11 @@ impl Check<'_> {
         };
         Ok(Arm {
             id: a.id,
-            policy,
-            budget,
-            deadline,
-            client: ArmClient::Replica,
+            client: ArmClient::Replica(Strategy {
+                policy,
+                budget,
+                deadline,
+            }),
             consumers: None,
         })
     }
@@ -420,11 +496,11 @@ impl Check<'_> {
         let k = |x| arm_key(i, x);
         let kind = if let Some(p) = RustPeer::from_name(&client) {
             ArmClient::Rust(p)
-        } else if EXTERNAL_CLIENTS.contains(&client.as_str()) {
-            ArmClient::External(client.clone())
+        } else if let Some(c) = crate::clients::external_client(&client) {
+            ArmClient::External(c)
         } else {
             let mut known: Vec<&str> = RustPeer::NAMES.to_vec();
-            known.extend(EXTERNAL_CLIENTS);
+            known.extend(crate::clients::EXTERNAL_CLIENTS.iter().map(|c| c.id));
             return Err(self.err(
                 &k("client"),
                 format!(
@@ -452,9 +528,6 @@ impl Check<'_> {
         }
         Ok(Arm {
             id: a.id,
-            policy: herd_retry::Policy::new(Profile::None),
-            budget: None,
-            deadline: None,
             client: kind,
             consumers: None,
         })
@@ -466,156 +539,4 @@ fn arm_key(i: usize, x: &str) -> Vec<Seg> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use herd_retry::Jitter;
-
-    const OK: &str = r#"
-name = "t"
-seed = 3
-[load]
-requests = 10
-rate = 50
-[upstream]
-error_rate = 0.1
-service_time = { dist = "lognormal", median_ms = 10, p99_ms = 100 }
-[[upstream.incidents]]
-start_ms = 100
-duration_ms = 200
-hold = true
-[[arms]]
-id = "a"
-policy = "axios-retry"
-jitter = "none"
-[[arms]]
-id = "b"
-policy = "undici"
-jitter = { kind = "proportional", factor = 0.5 }
-"#;
-
-    #[test]
-    fn parses_a_valid_scenario() {
-        let s = parse(OK, "t.toml").unwrap();
-        assert_eq!(s.seed, 3);
-        assert_eq!(s.load.requests, 10);
-        assert_eq!(s.arms.len(), 2);
-        assert_eq!(s.arms[0].policy.backoff().jitter, Jitter::None);
-        assert_eq!(s.arms[1].policy.backoff().jitter, Jitter::Proportional(0.5));
-        assert!(s.upstream.incidents[0].hold);
-        assert_eq!(s.client.pool_max_connections, 256);
-    }
-
-    fn msg(text: &str) -> String {
-        parse(text, "bad.toml").unwrap_err().to_string()
-    }
-
-    #[test]
-    fn errors_name_file_line_and_key() {
-        let m = msg(&OK.replace("error_rate = 0.1", "error_rate = 1.5"));
-        assert!(m.starts_with("bad.toml:8:"), "{m}");
-        assert!(
-            m.contains("upstream.error_rate") && m.contains("1.5"),
-            "{m}"
-        );
-
-        let m = msg(&OK.replace("rate = 50", "rate = -5"));
-        assert!(
-            m.starts_with("bad.toml:6:") && m.contains("load.rate"),
-            "{m}"
-        );
-
-        let m = msg(&OK.replace("seed = 3", "seed = 3\nsped = 4"));
-        assert!(m.starts_with("bad.toml:4:") && m.contains("sped"), "{m}");
-
-        let m = msg(&OK.replace("jitter = \"none\"", "jitter = \"fulll\""));
-        assert!(m.contains("arms[0].jitter") && m.contains("fulll"), "{m}");
-
-        let m = msg(&OK.replace("requests = 10", "requests = \"ten\""));
-        assert!(
-            m.starts_with("bad.toml:5:") && m.contains("load.requests"),
-            "{m}"
-        );
-
-        let m = msg(&OK.replace("hold = true", "hold = true\nhodl = 1"));
-        assert!(m.contains("hodl"), "{m}");
-
-        let m = msg(&OK.replace("id = \"b\"", "id = \"a\""));
-        assert!(m.contains("duplicate arm id"), "{m}");
-
-        let m = msg("name = \"x\"\n[load\n");
-        assert!(m.starts_with("bad.toml:2:"), "{m}");
-    }
-
-    #[test]
-    fn budgets_retry_after_and_deadlines() {
-        use herd_retry::{AboveMax, BudgetConfig};
-        let text = OK.replace(
-            "jitter = \"none\"",
-            "jitter = \"none\"\nbudget = { kind = \"token-bucket\", max_tokens = 20 }\nretry_after = { max_ms = 3000, above_max = \"give-up\" }\ndeadline_ms = 5000",
-        ) + "[[arms]]\nid = \"h\"\npolicy = \"herd\"\n[[arms]]\nid = \"h2\"\npolicy = \"herd\"\nbudget = { kind = \"none\" }\ndeadline_ms = 0\n";
-        let s = parse(&text, "t.toml").unwrap();
-        let a = &s.arms[0];
-        assert!(
-            matches!(a.budget, Some(BudgetConfig::TokenBucket(c)) if c.max_tokens == 20.0 && c.token_ratio == 0.1)
-        );
-        assert_eq!(
-            a.policy.retry_after().max,
-            std::time::Duration::from_secs(3)
-        );
-        assert_eq!(a.policy.retry_after().above_max, AboveMax::GiveUp);
-        assert_eq!(a.deadline, Some(std::time::Duration::from_secs(5)));
-        assert!(
-            matches!(s.arms[2].budget, Some(BudgetConfig::Percent(_))),
-            "herd has a default budget"
-        );
-        assert_eq!(s.arms[2].deadline, Some(std::time::Duration::from_secs(10)));
-        assert_eq!(s.arms[3].budget, None);
-        assert_eq!(s.arms[3].deadline, None);
-
-        let m = msg(&OK.replace(
-            "jitter = \"none\"",
-            "budget = { kind = \"percent\", percent = -1 }",
-        ));
-        assert!(m.contains("arms[0].budget.percent"), "{m}");
-        let m = msg(&OK.replace(
-            "jitter = \"none\"",
-            "budget = { kind = \"quota\", percent = 0.1 }",
-        ));
-        assert!(
-            m.contains("arms[0].budget.percent") && m.contains("does not apply"),
-            "{m}"
-        );
-        let m = msg(&OK.replace("jitter = \"none\"", "budget = { kind = \"leaky\" }"));
-        assert!(
-            m.contains("arms[0].budget.kind") && m.contains("leaky"),
-            "{m}"
-        );
-        let m = msg(&OK.replace(
-            "jitter = \"none\"",
-            "retry_after = { above_max = \"sometimes\" }",
-        ));
-        assert!(m.contains("arms[0].retry_after.above_max"), "{m}");
-    }
-
-    #[test]
-    fn real_clients() {
-        let text = OK.to_string() + "[[arms]]\nid = \"n\"\nclient = \"node-undici\"\n[[arms]]\nid = \"r\"\nclient = \"tower-retry\"\n";
-        let s = parse(&text, "t.toml").unwrap();
-        assert_eq!(s.arms[2].client, ArmClient::External("node-undici".into()));
-        assert_eq!(s.arms[3].client, ArmClient::Rust(RustPeer::TowerRetry));
-        assert_eq!(s.arms[0].client, ArmClient::Replica);
-        let m = msg(&(OK.to_string() + "[[arms]]\nid = \"n\"\nclient = \"node-fetch\"\n"));
-        assert!(
-            m.contains("arms[2].client") && m.contains("node-fetch"),
-            "{m}"
-        );
-        let m = msg(&(OK.to_string()
-            + "[[arms]]\nid = \"n\"\nclient = \"node-undici\"\njitter = \"full\"\n"));
-        assert!(
-            m.contains("arms[2].jitter") && m.contains("does not apply"),
-            "{m}"
-        );
-        let m = msg(&(OK.to_string() + "[[arms]]\nid = \"n\"\n"));
-        assert!(m.contains("arms[2].policy"), "{m}");
-    }
-}
+mod tests;

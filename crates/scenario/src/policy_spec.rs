@@ -2,8 +2,8 @@
 //! [`Policy`]. Scenario arms and `herd policy` flags both go through here, so a policy means
 //! the same thing, and is checked the same way, wherever it is written.
 
+use crate::duration::{BoundedDuration, MAX_DURATION};
 use herd_retry::{Jitter, Policy, Profile};
-use std::time::Duration;
 
 /// A policy as written: a profile and the knobs that override its defaults.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -62,11 +62,9 @@ impl PolicySpec {
             p = p.with_retries(r);
         }
         let ms = |field, x: f64| {
-            if x.is_finite() && x >= 0.0 {
-                Ok(Duration::from_secs_f64(x / 1000.0))
-            } else {
-                Err(err(field, format!("must be 0 or more, got {x}")))
-            }
+            BoundedDuration::from_ms(x)
+                .map(BoundedDuration::get)
+                .map_err(|e| err(field, e.to_string()))
         };
         if let Some(b) = self.base_ms {
             p = p.with_base(ms("base_ms", b)?);
@@ -80,8 +78,69 @@ impl PolicySpec {
         if let Some(c) = self.cap_ms {
             p = p.with_cap(ms("cap_ms", c)?);
         }
+        self.check_longest(&p)?;
         Ok(p)
     }
+
+    /// Refuses a policy that could wait past [`MAX_DURATION`] before a retry
+    /// (`axios-retry` has no cap, so 70 retries would wait `100 ms · 2^70`), naming the
+    /// knob that set it off.
+    fn check_longest(&self, p: &Policy) -> Result<(), SpecError> {
+        let (nominal, jittered) = longest_delay_secs(p);
+        if jittered <= MAX_DURATION.as_secs_f64() {
+            return Ok(());
+        }
+        let (field, fix) = if nominal <= MAX_DURATION.as_secs_f64() {
+            (
+                "jitter",
+                "a smaller jitter factor, a cap (cap_ms) or fewer retries",
+            )
+        } else if self.retries.is_some() {
+            ("retries", "a cap (cap_ms) or fewer retries")
+        } else if self.factor.is_some() {
+            ("factor", "a cap (cap_ms) or a smaller factor")
+        } else {
+            ("base_ms", "a cap (cap_ms) or a smaller base_ms")
+        };
+        Err(SpecError {
+            field,
+            message: format!(
+                "the longest delay before a retry would be {jittered:.3e} s, past the 365 days ({} s) herd handles: set {fix}",
+                MAX_DURATION.as_secs()
+            ),
+        })
+    }
+}
+
+/// The longest delay `p` can draw before any retry when no `Retry-After` is honoured,
+/// seconds, un-jittered and jittered. The nominal delays are monotone in the retry number
+/// (the factor is positive), so the larger of the first and the last is the largest.
+fn longest_delay_secs(p: &Policy) -> (f64, f64) {
+    let b = p.backoff();
+    let n = p.retries();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let cap = b.cap.as_secs_f64();
+    let base = b.base.as_secs_f64();
+    let nominal = |n: u32| {
+        let exp = (n - 1).saturating_add(b.offset).min(i32::MAX as u32) as i32;
+        let d = base * b.factor.powi(exp);
+        if d.is_nan() {
+            cap
+        } else {
+            d.min(cap)
+        }
+    };
+    let top = nominal(1).max(nominal(n));
+    let jittered = match b.jitter {
+        Jitter::None | Jitter::Full | Jitter::Equal => top,
+        Jitter::Proportional(f) | Jitter::Additive(f) => top * (1.0 + f),
+        // Each draw is at most three times the previous one, starting from `base`.
+        Jitter::Decorrelated => (base * 3f64.powi(n.min(i32::MAX as u32) as i32)).min(cap),
+        _ => f64::INFINITY,
+    };
+    (top, jittered)
 }
 
 #[cfg(test)]
@@ -136,6 +195,31 @@ mod tests {
             .unwrap_err()
             .field,
             "factor"
+        );
+        let e = PolicySpec {
+            retries: Some(70),
+            ..spec("axios-retry")
+        }
+        .build()
+        .unwrap_err();
+        assert_eq!(e.field, "retries", "{e:?}");
+        assert!(e.message.contains("365 days"), "{e:?}");
+        assert!(PolicySpec {
+            retries: Some(70),
+            cap_ms: Some(60_000.0),
+            ..spec("axios-retry")
+        }
+        .build()
+        .is_ok());
+        assert_eq!(
+            PolicySpec {
+                base_ms: Some(1e30),
+                ..spec("undici")
+            }
+            .build()
+            .unwrap_err()
+            .field,
+            "base_ms"
         );
         assert_eq!(
             PolicySpec {

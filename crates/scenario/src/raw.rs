@@ -215,22 +215,72 @@ pub(crate) struct RawArmConsumers {
     pub give_up_ms: Option<f64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `budget = { kind = "...", ... }`: serde picks the variant by `kind` and refuses a key
+/// that does not belong to it, so an unknown kind or a misplaced knob is a parse error
+/// naming the kinds or the knobs, never a silent fallback.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind")]
+pub(crate) enum RawBudget {
+    /// No budget: removes a profile's default one.
+    #[serde(rename = "none")]
+    None(RawNoBudget),
+    /// Finagle's / tower's percent budget.
+    #[serde(rename = "percent")]
+    Percent(RawPercent),
+    /// gRPC's token bucket (A6).
+    #[serde(rename = "token-bucket")]
+    TokenBucket(RawTokenBucket),
+    /// AWS SDKs' retry quota.
+    #[serde(rename = "quota")]
+    Quota(RawQuota),
+    /// A ratio of retries to requests over a window.
+    #[serde(rename = "ratio")]
+    Ratio(RawRatio),
+    /// Google SRE's adaptive throttling.
+    #[serde(rename = "adaptive")]
+    Adaptive(RawAdaptive),
+}
+
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RawBudget {
-    pub kind: String,
+pub(crate) struct RawNoBudget {}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPercent {
     pub percent: Option<f64>,
     pub ttl_ms: Option<f64>,
     pub min_per_sec: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTokenBucket {
     pub max_tokens: Option<f64>,
     pub token_ratio: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawQuota {
     pub initial: Option<i64>,
     pub retry_cost: Option<i64>,
     pub timeout_cost: Option<i64>,
     pub success_increment: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRatio {
     pub ratio: Option<f64>,
     pub window_ms: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAdaptive {
     pub k: Option<f64>,
+    pub window_ms: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -2,7 +2,10 @@
 //! [`herd_retry::Strategy`]. Like [`crate::policy_spec`], it names the bad knob; the caller
 //! adds file and line.
 
-use crate::raw::{RawBudget, RawRetryAfter};
+use crate::duration::BoundedDuration;
+use crate::raw::{
+    RawAdaptive, RawBudget, RawPercent, RawQuota, RawRatio, RawRetryAfter, RawTokenBucket,
+};
 use herd_retry::budget::{
     AdaptiveConfig, PercentConfig, QuotaConfig, RatioConfig, TokenBucketConfig,
 };
@@ -26,11 +29,9 @@ fn bad<T>(path: &[&'static str], message: impl Into<String>) -> R<T> {
 }
 
 fn ms(path: &[&'static str], x: f64) -> R<Duration> {
-    if x.is_finite() && x >= 0.0 {
-        Ok(Duration::from_secs_f64(x / 1000.0))
-    } else {
-        bad(path, format!("must be 0 or more, got {x}"))
-    }
+    BoundedDuration::from_ms(x)
+        .map(BoundedDuration::get)
+        .or_else(|e| bad(path, e.to_string()))
 }
 
 fn frac(path: &[&'static str], x: f64, lo_open: bool, hi: f64) -> R<f64> {
@@ -58,131 +59,91 @@ fn uint(path: &[&'static str], x: i64) -> R<u32> {
 }
 
 /// `budget = { kind = ..., ... }`; `kind = "none"` removes a profile's default budget.
+/// serde has already matched the keys to the kind; this checks their values.
 pub(crate) fn budget(b: &RawBudget) -> R<Option<BudgetConfig>> {
-    let allowed: &[&str] = match b.kind.as_str() {
-        "none" => &[],
-        "percent" => &["percent", "ttl_ms", "min_per_sec"],
-        "token-bucket" => &["max_tokens", "token_ratio"],
-        "quota" => &["initial", "retry_cost", "timeout_cost", "success_increment"],
-        "ratio" => &["ratio", "window_ms"],
-        "adaptive" => &["k", "window_ms"],
-        other => {
-            return bad(
-                &["budget", "kind"],
-                format!(
-                    "unknown budget kind `{other}` (expected none, {})",
-                    BudgetConfig::NAMES.join(", ")
-                ),
-            )
-        }
-    };
-    let given: [(&'static str, bool); 12] = [
-        ("percent", b.percent.is_some()),
-        ("ttl_ms", b.ttl_ms.is_some()),
-        ("min_per_sec", b.min_per_sec.is_some()),
-        ("max_tokens", b.max_tokens.is_some()),
-        ("token_ratio", b.token_ratio.is_some()),
-        ("initial", b.initial.is_some()),
-        ("retry_cost", b.retry_cost.is_some()),
-        ("timeout_cost", b.timeout_cost.is_some()),
-        ("success_increment", b.success_increment.is_some()),
-        ("ratio", b.ratio.is_some()),
-        ("window_ms", b.window_ms.is_some()),
-        ("k", b.k.is_some()),
-    ];
-    for (name, set) in given {
-        if set && !allowed.contains(&name) {
-            return bad(
-                &["budget", name],
-                format!("`{name}` does not apply to a `{}` budget", b.kind),
-            );
-        }
-    }
-    Ok(Some(match b.kind.as_str() {
-        "none" => return Ok(None),
-        "percent" => {
-            let d = PercentConfig::default();
-            let ttl = b
-                .ttl_ms
-                .map(|x| ms(&["budget", "ttl_ms"], x))
-                .transpose()?
-                .unwrap_or(d.ttl);
-            if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(60) {
-                return bad(
-                    &["budget", "ttl_ms"],
-                    "must be between 1000 and 60000 (Finagle's range)",
-                );
-            }
-            BudgetConfig::Percent(PercentConfig {
-                ttl,
-                min_per_sec: b
-                    .min_per_sec
-                    .map(|x| uint(&["budget", "min_per_sec"], x))
-                    .transpose()?
-                    .unwrap_or(d.min_per_sec),
-                percent: b
-                    .percent
-                    .map(|x| frac(&["budget", "percent"], x, false, 1000.0))
-                    .transpose()?
-                    .unwrap_or(d.percent),
-            })
-        }
-        "token-bucket" => {
-            let d = TokenBucketConfig::default();
-            BudgetConfig::TokenBucket(TokenBucketConfig {
-                max_tokens: b
-                    .max_tokens
-                    .map(|x| frac(&["budget", "max_tokens"], x, true, 1000.0))
-                    .transpose()?
-                    .unwrap_or(d.max_tokens),
-                token_ratio: b
-                    .token_ratio
-                    .map(|x| frac(&["budget", "token_ratio"], x, true, 1.0))
-                    .transpose()?
-                    .unwrap_or(d.token_ratio),
-            })
-        }
-        "quota" => {
-            let d = QuotaConfig::default();
-            let get = |name, v: Option<i64>, def| {
-                v.map(|x| uint(&["budget", name], x))
-                    .transpose()
-                    .map(|o| o.unwrap_or(def))
-            };
-            BudgetConfig::Quota(QuotaConfig {
-                initial: get("initial", b.initial, d.initial)?,
-                retry_cost: get("retry_cost", b.retry_cost, d.retry_cost)?,
-                timeout_cost: get("timeout_cost", b.timeout_cost, d.timeout_cost)?,
-                success_increment: get(
-                    "success_increment",
-                    b.success_increment,
-                    d.success_increment,
-                )?,
-            })
-        }
-        "ratio" => {
-            let d = RatioConfig::default();
-            BudgetConfig::Ratio(RatioConfig {
-                ratio: b
-                    .ratio
-                    .map(|x| frac(&["budget", "ratio"], x, false, 1000.0))
-                    .transpose()?
-                    .unwrap_or(d.ratio),
-                window: window(b.window_ms, d.window)?,
-            })
-        }
-        _ => {
-            let d = AdaptiveConfig::default();
-            let k = b.k.unwrap_or(d.k);
-            if !(k.is_finite() && k >= 1.0) {
-                return bad(&["budget", "k"], format!("must be 1 or more, got {k}"));
-            }
-            BudgetConfig::Adaptive(AdaptiveConfig {
-                k,
-                window: window(b.window_ms, d.window)?,
-            })
-        }
+    Ok(Some(match b {
+        RawBudget::None(_) => return Ok(None),
+        RawBudget::Percent(p) => BudgetConfig::Percent(percent(p)?),
+        RawBudget::TokenBucket(t) => BudgetConfig::TokenBucket(token_bucket(t)?),
+        RawBudget::Quota(q) => BudgetConfig::Quota(quota(q)?),
+        RawBudget::Ratio(r) => BudgetConfig::Ratio(ratio(r)?),
+        RawBudget::Adaptive(a) => BudgetConfig::Adaptive(adaptive(a)?),
     }))
+}
+
+/// `value` checked by `check` under `budget.name`, or `default` when not written.
+fn knob<T, U>(
+    name: &'static str,
+    value: Option<T>,
+    default: U,
+    check: impl FnOnce(&[&'static str], T) -> R<U>,
+) -> R<U> {
+    value.map_or(Ok(default), |x| check(&["budget", name], x))
+}
+
+fn percent(p: &RawPercent) -> R<PercentConfig> {
+    let d = PercentConfig::default();
+    let ttl = knob("ttl_ms", p.ttl_ms, d.ttl, ms)?;
+    if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(60) {
+        return bad(
+            &["budget", "ttl_ms"],
+            "must be between 1000 and 60000 (Finagle's range)",
+        );
+    }
+    Ok(PercentConfig {
+        ttl,
+        min_per_sec: knob("min_per_sec", p.min_per_sec, d.min_per_sec, uint)?,
+        percent: knob("percent", p.percent, d.percent, |k, x| {
+            frac(k, x, false, 1000.0)
+        })?,
+    })
+}
+
+fn token_bucket(t: &RawTokenBucket) -> R<TokenBucketConfig> {
+    let d = TokenBucketConfig::default();
+    Ok(TokenBucketConfig {
+        max_tokens: knob("max_tokens", t.max_tokens, d.max_tokens, |k, x| {
+            frac(k, x, true, 1000.0)
+        })?,
+        token_ratio: knob("token_ratio", t.token_ratio, d.token_ratio, |k, x| {
+            frac(k, x, true, 1.0)
+        })?,
+    })
+}
+
+fn quota(q: &RawQuota) -> R<QuotaConfig> {
+    let d = QuotaConfig::default();
+    Ok(QuotaConfig {
+        initial: knob("initial", q.initial, d.initial, uint)?,
+        retry_cost: knob("retry_cost", q.retry_cost, d.retry_cost, uint)?,
+        timeout_cost: knob("timeout_cost", q.timeout_cost, d.timeout_cost, uint)?,
+        success_increment: knob(
+            "success_increment",
+            q.success_increment,
+            d.success_increment,
+            uint,
+        )?,
+    })
+}
+
+fn ratio(r: &RawRatio) -> R<RatioConfig> {
+    let d = RatioConfig::default();
+    Ok(RatioConfig {
+        ratio: knob("ratio", r.ratio, d.ratio, |k, x| frac(k, x, false, 1000.0))?,
+        window: window(r.window_ms, d.window)?,
+    })
+}
+
+fn adaptive(a: &RawAdaptive) -> R<AdaptiveConfig> {
+    let d = AdaptiveConfig::default();
+    let k = a.k.unwrap_or(d.k);
+    if !(k.is_finite() && k >= 1.0) {
+        return bad(&["budget", "k"], format!("must be 1 or more, got {k}"));
+    }
+    Ok(AdaptiveConfig {
+        k,
+        window: window(a.window_ms, d.window)?,
+    })
 }
 
 fn window(x: Option<f64>, default: Duration) -> R<Duration> {

@@ -21,6 +21,7 @@
 //! knows how many units and what mean rate to report against. The run then streams it
 //! again. With `skip_bad_lines` the bad lines are counted and the first few named.
 
+use crate::duration::{show, BoundedDuration};
 use crate::error::ScenarioError;
 use crate::model::{Scenario, Trace};
 use herd_retry::Method;
@@ -117,10 +118,19 @@ impl<R: BufRead> TraceReader<R> {
                 self.columns = Some(header(line).map_err(|m| self.bad(&m))?);
                 continue;
             };
-            match parse_line(line, columns, self.last_ms) {
-                Ok((t_ms, consumer)) => {
+            let parsed = parse_line(line, columns, self.last_ms).and_then(|(t_ms, consumer)| {
+                let at = BoundedDuration::from_ms(t_ms * self.time_scale).map_err(|e| {
+                    format!(
+                        "t_ms {} × time_scale {}: {e}",
+                        show(t_ms),
+                        show(self.time_scale)
+                    )
+                })?;
+                Ok((t_ms, at.get(), consumer))
+            });
+            match parsed {
+                Ok((t_ms, at, consumer)) => {
                     self.last_ms = t_ms;
-                    let at = Duration::from_secs_f64(t_ms * self.time_scale / 1000.0);
                     return Ok(Some(TraceLine { at, consumer }));
                 }
                 Err(m) if self.skip_bad_lines => {

@@ -35,8 +35,9 @@ impl SimRun {
     /// The arm's report entry, as `herd bench` builds it.
     pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
         let arm = &scenario.arms[index];
+        let policy = arm.strategy().map(|s| s.to_string()).unwrap_or_default();
         self.recorder
-            .finish(&arm.id, &arm.strategy().to_string(), &self.counts, scenario)
+            .finish(&arm.id, &policy, &self.counts, scenario)
     }
 }
 
@@ -45,7 +46,8 @@ impl SimRun {
 /// arrivals early and is reported in [`SimRun::error`].
 ///
 /// # Panics
-/// If `index` is not an arm of `scenario` (a caller's bug, not bad input).
+/// If `index` is not an arm of `scenario`, or its arm runs a real client
+/// ([`herd_scenario::ArmClient::is_replica`] is false): a caller's bug, not bad input.
 pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
     let (mut demand, mut error) = match Demand::new(scenario) {
         Ok(d) => (d, None),
@@ -128,7 +130,10 @@ impl<'a> Arm<'a> {
             (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
         let server = Server::new(upstream, scenario.seeds(), down);
         let mut client = Client::new(
-            Retrier::new(arm.strategy()),
+            Retrier::new(
+                arm.strategy()
+                    .expect("the simulator runs replica arms only (herd sim refuses the others)"),
+            ),
             scenario.load.method,
             scenario.client.pool_max_connections,
             scenario.client.attempt_timeout,

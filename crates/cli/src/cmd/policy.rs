@@ -10,6 +10,9 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
+/// The most delays `herd policy` draws (retries × samples): about 80 MB of samples.
+const MAX_DRAWS: u64 = 10_000_000;
+
 #[derive(Serialize)]
 struct Row {
     retry: u32,
@@ -28,6 +31,15 @@ pub fn run(a: PolicyArgs) -> Result<(), Fail> {
     let policy = build(&a)?;
     if a.samples == 0 {
         return Err(Fail::input(anyhow!("--samples must be at least 1")));
+    }
+    // Every delay of every sample is drawn and kept.
+    let draws = u64::from(a.samples) * u64::from(policy.retries());
+    if draws > MAX_DRAWS {
+        return Err(Fail::input(anyhow!(
+            "--retries × --samples must be at most {MAX_DRAWS} (every delay is drawn and kept), got {} × {}",
+            policy.retries(),
+            a.samples
+        )));
     }
     let mut per_retry: Vec<Vec<f64>> =
         vec![Vec::with_capacity(a.samples as usize); policy.retries() as usize];

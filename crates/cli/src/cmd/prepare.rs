@@ -46,6 +46,20 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Fail> {
         };
         t.skip_bad_lines = true;
     }
+    if s.load.trace.is_none() && (a.requests.is_some() || a.rate.is_some()) {
+        let flags = match (a.requests, a.rate) {
+            (Some(_), Some(_)) => "--requests / --rate",
+            (Some(_), None) => "--requests",
+            _ => "--rate",
+        };
+        s.load.offered().map_err(|e| {
+            Fail::input(anyhow!(
+                "{flags}: {} requests at {} per second would be offered over {e}",
+                s.load.requests,
+                herd_scenario::duration::show(s.load.rate)
+            ))
+        })?;
+    }
     if let Some(scan) = trace::resolve(&mut s).map_err(Fail::input)? {
         if scan.skipped > 0 && !a.quiet {
             let lines: Vec<String> = scan.first_skipped.iter().map(u64::to_string).collect();

@@ -24,11 +24,7 @@ pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
     let p = prepare(&a.run)?;
     let s = p.scenario;
     check_out(&a.run)?;
-    if let Some(arm) = s
-        .arms
-        .iter()
-        .find(|a| a.client != herd_scenario::ArmClient::Replica)
-    {
+    if let Some(arm) = s.arms.iter().find(|a| !a.client.is_replica()) {
         return Err(Fail::input(anyhow::anyhow!(
             "arm {} runs a real client, which only `herd bench` can drive; the simulator runs herd's own policies (pick replica arms with --arm)",
             arm.id

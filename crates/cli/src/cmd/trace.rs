@@ -5,9 +5,12 @@
 use crate::cli::{SynthArgs, TraceAction, TraceArgs};
 use crate::fail::Fail;
 use anyhow::{anyhow, Context};
-use herd_scenario::{Arrival, Demand};
+use herd_scenario::{Arrival, BoundedDuration, Demand};
 use std::io::Write;
-use std::time::Duration;
+
+/// The most lines a synthetic trace may have (about 20 GB): a typo in `--rate` should be
+/// refused, not fill a disk.
+const MAX_LINES: f64 = 1e9;
 
 pub fn run(a: TraceArgs) -> Result<(), Fail> {
     match a.action {
@@ -31,8 +34,16 @@ fn synth(a: &SynthArgs) -> Result<(), Fail> {
             a.rate
         )));
     }
+    let end = BoundedDuration::from_secs(a.seconds)
+        .map_err(|e| Fail::input(anyhow!("--seconds {e}")))?
+        .get();
     let total = a.rate * f64::from(a.consumers);
-    let end = Duration::from_secs_f64(a.seconds);
+    let lines = total * a.seconds;
+    if lines.is_nan() || lines > MAX_LINES {
+        return Err(Fail::input(anyhow!(
+            "--rate × --consumers × --seconds would write about {lines:.3e} lines; herd trace synth writes at most {MAX_LINES:e} (lower one of them)"
+        )));
+    }
     let mut out: Box<dyn Write> = match &a.out {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p)

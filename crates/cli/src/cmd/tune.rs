@@ -7,7 +7,7 @@ use crate::cli::TuneArgs;
 use crate::fail::Fail;
 use crate::output::write_out;
 use anyhow::{anyhow, Context};
-use herd_scenario::{load, ArmClient};
+use herd_scenario::load;
 use herd_tune::{eval, search, Limits, Space, Tuned, Vary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -42,7 +42,7 @@ pub fn run(a: TuneArgs) -> Result<(), Fail> {
     };
     for arm in &loaded.scenario.arms {
         let chosen = arms.is_empty() || arms.contains(&arm.id);
-        if chosen && !matches!(arm.client, ArmClient::Replica) {
+        if chosen && !arm.client.is_replica() {
             return Err(Fail::input(herd_tune::TuneError::RealClient(
                 arm.id.clone(),
             )));

@@ -9,7 +9,7 @@
 use super::{aggregator, arrivals, Driven, Progress};
 use crate::external::{Answered, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions};
 use crate::Stop;
-use herd_scenario::{LogicalRecord, Scenario};
+use herd_scenario::{ExternalClient, LogicalRecord, Runtime, Scenario};
 use std::io;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
@@ -28,7 +28,19 @@ pub(super) struct Started {
 
 /// Starts the adapter for `client` aimed at `url` and waits for its handshake (installing
 /// its packages first if they are missing).
-pub(super) async fn start(scenario: &Scenario, client: &str, url: &str) -> io::Result<Started> {
+pub(super) async fn start(
+    scenario: &Scenario,
+    client: &ExternalClient,
+    url: &str,
+) -> io::Result<Started> {
+    let client = match client.runtime {
+        Runtime::Node => client.id,
+        other => {
+            return Err(io::Error::other(format!(
+                "{client}: herd cannot start a {other} adapter yet"
+            )))
+        }
+    };
     let adapter = NodeAdapter::locate(client).map_err(fail)?;
     adapter.ensure_installed(client).await.map_err(fail)?;
     let opts = NodeArmOptions {

@@ -199,7 +199,7 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
         ArmClient::External(client) => {
             Ready::External(external::start(scenario, client, url).await?)
         }
-        ArmClient::Replica => {
+        ArmClient::Replica(strategy) => {
             let uri: http::Uri = url.parse().map_err(io::Error::other)?;
             let client = HttpClient::new(
                 uri,
@@ -207,7 +207,7 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
                 scenario.client.pool_max_connections,
                 scenario.client.attempt_timeout,
             );
-            let retrier = Arc::new(Mutex::new(Retrier::new(arm.strategy())));
+            let retrier = Arc::new(Mutex::new(Retrier::new(*strategy)));
             match (&scenario.consumers, arm.consumers) {
                 (Some(c), Some(rules)) => Ready::Consumers(consumers::Parts {
                     client,
@@ -215,14 +215,14 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
                     rules,
                     count: c.count,
                     arm_seed: scenario.arm_seed(index),
-                    policy: arm.strategy().to_string(),
+                    policy: strategy.to_string(),
                 }),
                 _ => Ready::Plain {
                     exec: Exec::Replica {
                         client: Box::new(client),
                         retrier,
                     },
-                    policy: arm.strategy().to_string(),
+                    policy: strategy.to_string(),
                 },
             }
         }

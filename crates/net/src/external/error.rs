@@ -18,7 +18,7 @@ pub enum ExternalError {
         /// The client asked for.
         client: String,
         /// The ids that exist.
-        known: &'static [&'static str],
+        known: Vec<&'static str>,
     },
     /// A Node client was asked for, but there is no `node` on `PATH`.
     NodeNotFound {

@@ -30,5 +30,5 @@ mod tail;
 
 pub use command::ArmCommand;
 pub use error::ExternalError;
-pub use node::{NodeAdapter, NodeArmOptions, NODE_CLIENTS};
+pub use node::{node_clients, NodeAdapter, NodeArmOptions};
 pub use process::{Answered, ExternalArm, STOP_GRACE};

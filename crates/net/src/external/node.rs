@@ -9,19 +9,17 @@
 
 use super::command::ArmCommand;
 use super::error::ExternalError;
+use herd_scenario::clients::{self, Runtime};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-/// The clients `arm.mjs` offers.
-pub const NODE_CLIENTS: &[&str] = &[
-    "node-undici",
-    "node-undici-fulljitter",
-    "node-axios-retry",
-    "node-axios-retry-nojitter",
-    "node-axios-retry-fulljitter",
-];
+/// The clients `arm.mjs` offers: the registry's Node entries
+/// ([`herd_scenario::clients`], which a test checks against `arm.mjs`).
+pub fn node_clients() -> Vec<&'static str> {
+    clients::ids(Runtime::Node)
+}
 
 /// The packages `arm.mjs` imports; present in `node_modules` once installed.
 const PACKAGES: &[&str] = &["undici", "axios", "axios-retry"];
@@ -153,10 +151,10 @@ impl NodeAdapter {
         client: &str,
         opts: &NodeArmOptions,
     ) -> Result<ArmCommand, ExternalError> {
-        if !NODE_CLIENTS.contains(&client) {
+        if clients::external_client(client).map(|c| c.runtime) != Some(Runtime::Node) {
             return Err(ExternalError::UnknownClient {
                 client: client.to_string(),
-                known: NODE_CLIENTS,
+                known: node_clients(),
             });
         }
         let node = find_on_path("node").ok_or_else(|| ExternalError::NodeNotFound {

@@ -194,4 +194,51 @@ mod tests {
     fn request_lines() {
         assert_eq!(request_line(42), "{\"id\":42}\n");
     }
+
+    /// A JSON value of any type, extremes included.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just("null".to_owned()),
+            any::<bool>().prop_map(|b| b.to_string()),
+            any::<i64>().prop_map(|x| x.to_string()),
+            any::<u64>().prop_map(|x| x.to_string()),
+            Just("1e400".to_owned()),
+            Just("-0".to_owned()),
+            Just("18446744073709551616".to_owned()),
+            any::<f64>().prop_map(|x| format!("{x:e}")),
+            ".{0,20}".prop_map(|s| serde_json::Value::String(s).to_string()),
+            Just("[]".to_owned()),
+            Just("{}".to_owned()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 1024, ..Default::default() })]
+
+        /// Whatever an adapter prints, the parsers answer, and an error quotes at most a
+        /// bounded piece of it.
+        #[test]
+        fn any_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600), n in proptest::prelude::any::<u64>()) {
+            let text = String::from_utf8_lossy(&bytes);
+            if let Err(e) = parse_line(n, &text) {
+                proptest::prop_assert!(e.detail.len() < 1200);
+            }
+            let _ = parse_handshake(n, &text);
+        }
+
+        /// Objects with the protocol's keys holding values of any type.
+        #[test]
+        fn any_fields_never_panic(
+            fields in proptest::collection::vec(
+                (proptest::sample::select(vec!["id", "ok", "status", "error", "attempts", "done", "herd_adapter", "client", "policy", "x"]), json_value()),
+                0..7,
+            ),
+        ) {
+            let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            let text = format!("{{{}}}", body.join(","));
+            let _ = parse_line(1, &text);
+            let _ = parse_handshake(1, &text);
+        }
+    }
 }

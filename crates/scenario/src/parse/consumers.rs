@@ -86,6 +86,12 @@ impl Check<'_> {
             (Some(r), None, false) => {
                 let r = self.positive(&k("rate"), r)?;
                 load.rate = r * f64::from(count);
+                if !load.rate.is_finite() {
+                    return Err(self.err(
+                        &k("rate"),
+                        format!("count × rate must be a finite number of units per second, got {r} × {count}"),
+                    ));
+                }
                 (Some(r), None)
             }
             (None, Some(t), false) => {

@@ -127,3 +127,18 @@ fn resolve_sets_requests_and_rate_and_checks_consumers() {
     assert!(e.contains("t.csv:3:") && e.contains("consumer 1"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn times_past_the_bound_are_bad_lines() {
+    // `Duration::from_secs_f64` used to panic on these.
+    let mut r = reader("t_ms,consumer\n0,0\n1e300,0\n", false);
+    r.next_line().unwrap();
+    let m = r.next_line().unwrap_err().to_string();
+    assert!(
+        m.starts_with("t.csv:3:") && m.contains("1e300") && m.contains("365 days"),
+        "{m}"
+    );
+    let mut r = reader("t_ms,consumer\n1e300,0\n5,1\n", true);
+    assert_eq!(r.next_line().unwrap().map(|l| l.consumer), Some(1));
+    assert_eq!(r.skipped().0, 1);
+}

@@ -1,0 +1,203 @@
+//! The parser's checks, one scenario text at a time: what is accepted, and that every
+//! refusal names the file, line and key.
+
+use super::*;
+use herd_retry::Jitter;
+
+const OK: &str = r#"
+name = "t"
+seed = 3
+[load]
+requests = 10
+rate = 50
+[upstream]
+error_rate = 0.1
+service_time = { dist = "lognormal", median_ms = 10, p99_ms = 100 }
+[[upstream.incidents]]
+start_ms = 100
+duration_ms = 200
+hold = true
+[[arms]]
+id = "a"
+policy = "axios-retry"
+jitter = "none"
+[[arms]]
+id = "b"
+policy = "undici"
+jitter = { kind = "proportional", factor = 0.5 }
+"#;
+
+#[test]
+fn parses_a_valid_scenario() {
+    let s = parse(OK, "t.toml").unwrap();
+    assert_eq!(s.seed, 3);
+    assert_eq!(s.load.requests, 10);
+    assert_eq!(s.arms.len(), 2);
+    let policy = |i: usize| s.arms[i].strategy().unwrap().policy;
+    assert_eq!(policy(0).backoff().jitter, Jitter::None);
+    assert_eq!(policy(1).backoff().jitter, Jitter::Proportional(0.5));
+    assert!(s.upstream.incidents[0].hold);
+    assert_eq!(s.client.pool_max_connections, 256);
+}
+
+fn msg(text: &str) -> String {
+    parse(text, "bad.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn errors_name_file_line_and_key() {
+    let m = msg(&OK.replace("error_rate = 0.1", "error_rate = 1.5"));
+    assert!(m.starts_with("bad.toml:8:"), "{m}");
+    assert!(
+        m.contains("upstream.error_rate") && m.contains("1.5"),
+        "{m}"
+    );
+
+    let m = msg(&OK.replace("rate = 50", "rate = -5"));
+    assert!(
+        m.starts_with("bad.toml:6:") && m.contains("load.rate"),
+        "{m}"
+    );
+
+    let m = msg(&OK.replace("seed = 3", "seed = 3\nsped = 4"));
+    assert!(m.starts_with("bad.toml:4:") && m.contains("sped"), "{m}");
+
+    let m = msg(&OK.replace("jitter = \"none\"", "jitter = \"fulll\""));
+    assert!(m.contains("arms[0].jitter") && m.contains("fulll"), "{m}");
+
+    let m = msg(&OK.replace("requests = 10", "requests = \"ten\""));
+    assert!(
+        m.starts_with("bad.toml:5:") && m.contains("load.requests"),
+        "{m}"
+    );
+
+    let m = msg(&OK.replace("hold = true", "hold = true\nhodl = 1"));
+    assert!(m.contains("hodl"), "{m}");
+
+    let m = msg(&OK.replace("id = \"b\"", "id = \"a\""));
+    assert!(m.contains("duplicate arm id"), "{m}");
+
+    // Times past the bound used to panic in `Duration::from_secs_f64`.
+    let m = msg(&OK.replace("error_rate = 0.1", "stall_ms = 1e30"));
+    assert!(
+        m.starts_with("bad.toml:8:") && m.contains("upstream.stall_ms"),
+        "{m}"
+    );
+    assert!(m.contains("365 days") && m.contains("1e30"), "{m}");
+    let m = msg(&OK.replace("rate = 50", "rate = 1e-300"));
+    assert!(m.contains("load.rate") && m.contains("365 days"), "{m}");
+    let m = msg(&OK.replace("hold = true", "hold = true\nslowdown = inf"));
+    assert!(m.contains("slowdown"), "{m}");
+    let m = msg(&OK.replace("error_rate = 0.1", "retry_after_s = 9223372036854775807"));
+    assert!(m.contains("upstream.retry_after_s"), "{m}");
+    let m = msg(&OK.replace("jitter = \"none\"", "retries = 70"));
+    assert!(
+        m.contains("arms[0].retries") && m.contains("365 days"),
+        "{m}"
+    );
+
+    let m = msg("name = \"x\"\n[load\n");
+    assert!(m.starts_with("bad.toml:2:"), "{m}");
+}
+
+#[test]
+fn budgets_retry_after_and_deadlines() {
+    use herd_retry::{AboveMax, BudgetConfig};
+    let text = OK.replace(
+        "jitter = \"none\"",
+        "jitter = \"none\"\nbudget = { kind = \"token-bucket\", max_tokens = 20 }\nretry_after = { max_ms = 3000, above_max = \"give-up\" }\ndeadline_ms = 5000",
+    ) + "[[arms]]\nid = \"h\"\npolicy = \"herd\"\n[[arms]]\nid = \"h2\"\npolicy = \"herd\"\nbudget = { kind = \"none\" }\ndeadline_ms = 0\n";
+    let s = parse(&text, "t.toml").unwrap();
+    let st = |i: usize| s.arms[i].strategy().unwrap();
+    let a = st(0);
+    assert!(
+        matches!(a.budget, Some(BudgetConfig::TokenBucket(c)) if c.max_tokens == 20.0 && c.token_ratio == 0.1)
+    );
+    assert_eq!(
+        a.policy.retry_after().max,
+        std::time::Duration::from_secs(3)
+    );
+    assert_eq!(a.policy.retry_after().above_max, AboveMax::GiveUp);
+    assert_eq!(a.deadline, Some(std::time::Duration::from_secs(5)));
+    assert!(
+        matches!(st(2).budget, Some(BudgetConfig::Percent(_))),
+        "herd has a default budget"
+    );
+    assert_eq!(st(2).deadline, Some(std::time::Duration::from_secs(10)));
+    assert_eq!(st(3).budget, None);
+    assert_eq!(st(3).deadline, None);
+
+    let m = msg(&OK.replace(
+        "jitter = \"none\"",
+        "budget = { kind = \"percent\", percent = -1 }",
+    ));
+    assert!(m.contains("arms[0].budget.percent"), "{m}");
+    let m = msg(&OK.replace(
+        "jitter = \"none\"",
+        "budget = { kind = \"quota\", percent = 0.1 }",
+    ));
+    assert!(
+        m.starts_with("bad.toml:17:") && m.contains("arms[0].budget.percent"),
+        "{m}"
+    );
+    assert!(
+        m.contains("unknown field") && m.contains("retry_cost"),
+        "{m}"
+    );
+    let m = msg(&OK.replace("jitter = \"none\"", "budget = { kind = \"leaky\" }"));
+    assert!(
+        m.starts_with("bad.toml:17:") && m.contains("arms[0].budget.kind"),
+        "{m}"
+    );
+    for kind in [
+        "leaky",
+        "none",
+        "percent",
+        "token-bucket",
+        "quota",
+        "ratio",
+        "adaptive",
+    ] {
+        assert!(m.contains(kind), "{m}");
+    }
+    let m = msg(&OK.replace("jitter = \"none\"", "budget = { percent = 0.1 }"));
+    assert!(m.contains("arms[0].budget") && m.contains("kind"), "{m}");
+    let m = msg(&OK.replace(
+        "jitter = \"none\"",
+        "budget = { kind = \"quota\", initial = 1.5 }",
+    ));
+    assert!(m.contains("arms[0].budget"), "{m}");
+    let m = msg(&OK.replace(
+        "jitter = \"none\"",
+        "retry_after = { above_max = \"sometimes\" }",
+    ));
+    assert!(m.contains("arms[0].retry_after.above_max"), "{m}");
+}
+
+#[test]
+fn real_clients() {
+    let text = OK.to_string() + "[[arms]]\nid = \"n\"\nclient = \"node-undici\"\n[[arms]]\nid = \"r\"\nclient = \"tower-retry\"\n";
+    let s = parse(&text, "t.toml").unwrap();
+    assert!(
+        matches!(s.arms[2].client, ArmClient::External(c) if c.id == "node-undici"),
+        "{:?}",
+        s.arms[2].client
+    );
+    assert_eq!(s.arms[2].strategy(), None);
+    assert_eq!(s.arms[3].client, ArmClient::Rust(RustPeer::TowerRetry));
+    assert!(s.arms[0].client.is_replica());
+    let m = msg(&(OK.to_string() + "[[arms]]\nid = \"n\"\nclient = \"node-fetch\"\n"));
+    assert!(
+        m.contains("arms[2].client") && m.contains("node-fetch"),
+        "{m}"
+    );
+    let m =
+        msg(&(OK.to_string()
+            + "[[arms]]\nid = \"n\"\nclient = \"node-undici\"\njitter = \"full\"\n"));
+    assert!(
+        m.contains("arms[2].jitter") && m.contains("does not apply"),
+        "{m}"
+    );
+    let m = msg(&(OK.to_string() + "[[arms]]\nid = \"n\"\n"));
+    assert!(m.contains("arms[2].policy"), "{m}");
+}
