@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Act as herd towards an external-arm adapter (protocol v1), stdlib only.
 
-Starts a plain HTTP/1.1 keep-alive server on 127.0.0.1:0 in threads (the "upstream"), which
+Starts a plain HTTP/1.1 keep-alive server on 127.0.0.1:0 (the "upstream", asyncio, in a
+process of its own so that it never competes with the harness for a GIL), which
 answers by a per-request script and records every request's ``x-herd-request`` id and
 arrival time; spawns the adapter with ``--url`` pointing at it; checks the handshake; writes
 K request lines at a fixed rate; closes stdin; reads the answers and ``done``; and checks:
@@ -27,8 +28,10 @@ its stderr must contain ``--expect-stderr`` (an option refusal test).
 """
 
 import argparse
-import http.server
+import asyncio
 import json
+import multiprocessing
+import resource
 import socket
 import statistics
 import struct
@@ -38,69 +41,108 @@ import threading
 import time
 
 
-class Upstream:
-    def __init__(self, script, retry_after=None):
-        self.script = script
-        self.retry_after = retry_after
-        self.lock = threading.Lock()
-        self.arrivals = {}  # id (str) -> [monotonic seconds]
-        self.unlabelled = 0
-        self.total = 0
-        upstream = self
+def _serve(script, retry_after, conn, total):
+    """The upstream, in a process of its own (so it never competes with the harness for a
+    GIL): an asyncio HTTP/1.1 keep-alive server. Arrival times are CLOCK_MONOTONIC, which
+    is system-wide, so they compare with the harness's."""
+    arrivals, unlabelled, connections = {}, [0], [0]
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def handle_one(self):
+    async def handle(reader, writer):
+        connections[0] += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
                 now = time.monotonic()
-                rid = self.headers.get("x-herd-request")
-                with upstream.lock:
-                    upstream.total += 1
-                    if rid is None:
-                        upstream.unlabelled += 1
-                        n = 1
-                    else:
-                        upstream.arrivals.setdefault(rid, []).append(now)
-                        n = len(upstream.arrivals[rid])
-                length = int(self.headers.get("content-length") or 0)
+                lines = head.split(b"\r\n")
+                method = lines[0].split(b" ", 1)[0]
+                rid, length, close = None, 0, False
+                for line in lines[1:]:
+                    k, _, v = line.partition(b":")
+                    k = k.strip().lower()
+                    if k == b"x-herd-request":
+                        rid = v.strip().decode()
+                    elif k == b"content-length":
+                        length = int(v)
+                    elif k == b"connection" and v.strip().lower() == b"close":
+                        close = True
                 if length:
-                    self.rfile.read(length)
-                action = upstream.script[min(n, len(upstream.script)) - 1]
-                if action == "reset":
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.connection.close()
-                    self.close_connection = True
+                    await reader.readexactly(length)
+                total.value += 1
+                if rid is None:
+                    unlabelled[0] += 1
+                    n = 1
+                else:
+                    seen = arrivals.setdefault(rid, [])
+                    seen.append(now)
+                    n = len(seen)
+                action = script[min(n, len(script)) - 1]
+                if action == "reset":  # SO_LINGER 0, then close: a TCP RST
+                    writer.get_extra_info("socket").setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    writer.transport.abort()
                     return
                 status = int(action)
                 body = b"ok" if status < 400 else b"unavailable"
-                extra = ""
-                if status == 503 and upstream.retry_after is not None:
-                    extra = f"retry-after: {upstream.retry_after}\r\n"
-                # One write for head and body: two small segments meet Nagle and delayed
-                # ACKs and cost 40 ms.
-                head = (f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\n"
-                        f"content-length: {len(body)}\r\n{extra}\r\n").encode()
-                self.wfile.write(head + (b"" if self.command == "HEAD" else body))
+                extra = f"retry-after: {retry_after}\r\n" if status == 503 and retry_after is not None else ""
+                writer.write((f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\n"
+                              f"content-length: {len(body)}\r\n{extra}\r\n").encode()
+                             + (b"" if method == b"HEAD" else body))
+                if close:
+                    await writer.drain()
+                    writer.close()
+                    return
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
+            writer.transport.abort()
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = handle_one
+    async def main():
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        server = await asyncio.start_server(handle, sock=sock, backlog=4096)
+        conn.send(sock.getsockname()[1])
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_reader(conn.fileno(), stop.set)
+        await stop.wait()
+        conn.recv()
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        conn.send((arrivals, unlabelled[0], connections[0], round(ru.ru_utime + ru.ru_stime, 2)))
+        server.close()
 
-        class Server(http.server.ThreadingHTTPServer):
-            daemon_threads = True
-            request_queue_size = 1024
+    asyncio.run(main())
 
-            def handle_error(self, request, client_address):
-                pass
 
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+class Upstream:
+    """The upstream process: ``url``, ``total`` (live), ``finish()`` -> (arrivals, unlabelled)."""
+
+    def __init__(self, script, retry_after=None):
+        ctx = multiprocessing.get_context("spawn")
+        self._total = ctx.Value("q", 0, lock=False)
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(script, retry_after, child, self._total), daemon=True)
+        self._proc.start()
+        self.url = f"http://127.0.0.1:{self._conn.recv()}/"
+        self._result = None
+
+    @property
+    def total(self):
+        return self._total.value
+
+    def finish(self):
+        if self._result is None:
+            self._conn.send("stop")
+            self._result = self._conn.recv()
+        return self._result
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        if self._proc.is_alive():
+            try:
+                self.finish()
+            except (EOFError, OSError):
+                pass
+            self._proc.join(timeout=5)
+            if self._proc.is_alive():
+                self._proc.kill()
 
 
 def pct(xs, p):
@@ -115,6 +157,7 @@ def run(cmd, requests=20, rate=50.0, script=("503",), retry_after=None, expect_e
     failures = []
     summary = {"cmd": cmd, "failures": failures}
     full = list(cmd) + ["--url", up.url]
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     stderr_chunks = []
@@ -162,8 +205,7 @@ def run(cmd, requests=20, rate=50.0, script=("503",), retry_after=None, expect_e
             return summary
         t0, first = lines[0]
         summary["handshake_s"] = round(t0 - started, 3)
-        with up.lock:
-            early = up.total
+        early = up.total
         if early:
             failures.append(f"upstream received {early} request(s) before the handshake")
         try:
@@ -201,6 +243,8 @@ def run(cmd, requests=20, rate=50.0, script=("503",), retry_after=None, expect_e
             proc.kill()
         code = proc.wait(timeout=10)
         summary["exit"] = code
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        summary["adapter_cpu_s"] = round(cpu.ru_utime + cpu.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime, 2)
         if code != 0:
             failures.append(f"exit status {code}; stderr: {stderr_text()[-500:]}")
 
@@ -240,10 +284,9 @@ def run(cmd, requests=20, rate=50.0, script=("503",), retry_after=None, expect_e
             failures.append(f"{len(missing)} id(s) unanswered, e.g. {missing[:5]}")
 
         # Attempts against the upstream's count.
-        with up.lock:
-            arrivals = {k: list(v) for k, v in up.arrivals.items()}
-            summary["upstream_total"] = up.total
-            summary["upstream_unlabelled"] = up.unlabelled
+        summary["upstream_total"] = up.total
+        arrivals, unlabelled, summary["upstream_connections"], summary["upstream_cpu_s"] = up.finish()
+        summary["upstream_unlabelled"] = unlabelled
         mismatched = []
         for rid, msg in answers.items():
             got = len(arrivals.get(str(rid), []))
@@ -252,8 +295,8 @@ def run(cmd, requests=20, rate=50.0, script=("503",), retry_after=None, expect_e
         if mismatched:
             failures.append(f"{len(mismatched)} answer(s) whose attempts differ from the upstream's count "
                             f"(id, reported, received), e.g. {mismatched[:5]}")
-        if up.unlabelled:
-            failures.append(f"{up.unlabelled} request(s) without x-herd-request")
+        if unlabelled:
+            failures.append(f"{unlabelled} request(s) without x-herd-request")
 
         # Outcome mix, gaps, latency.
         mix = {}
