@@ -1,0 +1,283 @@
+// herd adapter kit for Node (ESM): external-arm protocol v1 (docs/external-arm-protocol.md)
+// with the client left to you. A whole adapter:
+//
+//   import { run } from './kit.mjs';
+//
+//   function build(cfg, { warmup }) {
+//     // cfg: { client, url, target (URL), method, pool, timeoutMs, options (validated) }
+//     // warmup: true for the throwaway warm-up client (use zero backoff there)
+//     const agent = new Agent({ connections: cfg.pool });
+//     return {
+//       policy: 'my-lib 1.2.3: retries 3, …',          // the handshake's policy text
+//       async call(req) {                              // one logical request
+//         // req.id, req.header ('17'), req.headers ({'x-herd-request': '17'}),
+//         // req.countAttempt() per attempt (or countAttempt() from a hook, see below)
+//         const res = await fetch(cfg.url, { headers: req.headers, dispatcher: agent });
+//         return { status: res.status };               // or a number, or { status, attempts, ok, error }
+//       },
+//       close: () => agent.close(),                    // optional
+//     };
+//   }
+//
+//   await run({ 'node-x': build }, { 'node-x': { retries: 'int', delay_ms: 'number' } });
+//
+// run(clients, options = {}, { warmup = true, argv = process.argv.slice(2) } = {}):
+//   parses --client --url [--method GET] [--pool 256] [--timeout-ms 0] [--options '<JSON>'];
+//   refuses (a sentence on stderr naming it, exit 2, before the handshake) an unknown client
+//   and an unknown or ill-typed option; builds the client with warmup=true against its own
+//   loopback server answering 200, 503 and TCP resets in turn and drives 10 concurrent
+//   batches of 40 requests through it; builds the real one; prints the handshake; starts
+//   each {"id":N} at once; answers one line each (batched per tick); and at stdin EOF waits
+//   for the outstanding requests, prints {"done":true} and exits 0.
+//
+// options: { clientId: { key: type } }, type one of 'int', 'number', 'bool', 'string', an
+//   array ['int'] (a JSON array of that), or alternatives 'number|null'. Absent keys are
+//   absent from cfg.options.
+//
+// Answers: call's result may be a number (the final status), or { status, attempts, ok,
+//   error }; ok defaults to a 2xx status; attempts defaults to the counter if anything was
+//   counted, else null. A thrown error becomes ok:false, error: err.code ?? err.name, with
+//   err.attempts or the counter; a thrown error with a numeric err.statusCode (an exhausted
+//   status, as undici throws it) is answered with that status instead.
+//
+// countAttempt(id?): counts one attempt for an outstanding request, by id (number or the
+//   x-herd-request header's string) or, without one, for the request whose async context
+//   the caller runs in (AsyncLocalStorage), so a dispatcher interceptor or a library hook can
+//   count what goes on the wire.
+//
+// stdout carries the protocol only; log() writes to stderr.
+
+import http from 'node:http';
+import readline from 'node:readline';
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+export const PROTOCOL = 1;
+export const REQUEST_ID_HEADER = 'x-herd-request';
+const WARMUP_BATCHES = 10;
+const WARMUP_BATCH = 40;
+
+export function log(message) {
+  process.stderr.write(`herd node adapter: ${message}\n`);
+}
+
+export function fail(message) {
+  log(message);
+  process.exit(2);
+}
+
+const current = new AsyncLocalStorage();
+const outstanding = new Map(); // header string -> Call
+
+class Call {
+  constructor(id) {
+    this.id = id;
+    this.header = String(id);
+    this.headers = { [REQUEST_ID_HEADER]: this.header };
+    this.attempts = 0;
+  }
+
+  countAttempt() {
+    this.attempts += 1;
+  }
+}
+
+export function countAttempt(id) {
+  const call = id === undefined ? current.getStore() : outstanding.get(String(id).trim());
+  if (call) call.countAttempt();
+}
+
+// ---------------------------------------------------------------------------------------
+// Command line and options.
+
+function conforms(value, type) {
+  if (Array.isArray(type)) return Array.isArray(value) && value.every((v) => conforms(v, type[0]));
+  if (type.includes('|')) return type.split('|').some((t) => conforms(value, t));
+  switch (type) {
+    case 'int': return Number.isSafeInteger(value);
+    case 'number': return typeof value === 'number' && Number.isFinite(value);
+    case 'bool': return typeof value === 'boolean';
+    case 'string': return typeof value === 'string';
+    case 'null': return value === null;
+    default: throw new Error(`kit: unknown option type ${type}`);
+  }
+}
+
+const typeName = (t) => (Array.isArray(t) ? `array of ${typeName(t[0])}` : t.split('|').join(' or '));
+
+export function validateOptions(client, raw, declared = {}) {
+  let options;
+  try {
+    options = JSON.parse(raw);
+  } catch (err) {
+    fail(`--options is not valid JSON (${err.message}): ${raw.slice(0, 200)}`);
+  }
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    fail(`--options must be a JSON object, got ${raw.slice(0, 200)}`);
+  }
+  const accepted = Object.entries(declared).map(([k, t]) => `${k} (${typeName(t)})`).join(', ') || 'none';
+  for (const [key, value] of Object.entries(options)) {
+    if (!Object.hasOwn(declared, key)) {
+      fail(`client ${client} does not accept option '${key}' (it accepts: ${accepted})`);
+    }
+    if (!conforms(value, declared[key])) {
+      fail(`client ${client}: option '${key}' must be ${typeName(declared[key])}, got ${JSON.stringify(value)}`);
+    }
+  }
+  return options;
+}
+
+export function parseArgs(argv, clients, declared = {}) {
+  const cfg = { client: null, url: null, method: 'GET', pool: 256, timeoutMs: 0, options: {} };
+  let rawOptions = '{}';
+  for (let i = 0; i < argv.length; i += 2) {
+    const [key, value] = [argv[i], argv[i + 1]];
+    if (value === undefined) fail(`${key} needs a value`);
+    switch (key) {
+      case '--client': cfg.client = value; break;
+      case '--url': cfg.url = value; break;
+      case '--method': cfg.method = value.toUpperCase(); break;
+      case '--pool': cfg.pool = Number(value); break;
+      case '--timeout-ms': cfg.timeoutMs = Number(value); break;
+      case '--options': rawOptions = value; break;
+      default: fail(`unknown option ${key}`);
+    }
+  }
+  if (!cfg.client) fail('--client is required');
+  if (!Object.hasOwn(clients, cfg.client)) {
+    fail(`unknown client ${cfg.client} (expected one of: ${Object.keys(clients).join(', ')})`);
+  }
+  if (!cfg.url) fail('--url is required');
+  try { cfg.target = new URL(cfg.url); } catch { fail(`--url ${cfg.url} is not a URL`); }
+  if (!Number.isInteger(cfg.pool) || cfg.pool < 1) fail('--pool must be a positive integer');
+  if (!Number.isInteger(cfg.timeoutMs) || cfg.timeoutMs < 0) {
+    fail('--timeout-ms must be a non-negative integer (0: no timeout)');
+  }
+  cfg.options = validateOptions(cfg.client, rawOptions, declared[cfg.client]);
+  return cfg;
+}
+
+// ---------------------------------------------------------------------------------------
+// Running calls.
+
+function answerOf(call, result, err) {
+  const counted = call.attempts || null;
+  if (err !== undefined) {
+    const attempts = Number.isInteger(err?.attempts) ? err.attempts : counted;
+    if (typeof err?.statusCode === 'number') {
+      const ok = err.statusCode >= 200 && err.statusCode < 300;
+      return { id: call.id, ok, status: err.statusCode, error: null, attempts };
+    }
+    return { id: call.id, ok: false, status: null, error: String(err?.code ?? err?.name ?? 'Error'), attempts };
+  }
+  const r = typeof result === 'number' ? { status: result } : (result ?? {});
+  const status = Number.isInteger(r.status) ? r.status : null;
+  const ok = typeof r.ok === 'boolean' ? r.ok : status !== null && status >= 200 && status < 300;
+  let error = r.error ?? null;
+  if (!ok && status === null && error === null) error = 'Error';
+  const attempts = Number.isInteger(r.attempts) ? r.attempts : counted;
+  return { id: call.id, ok, status, error, attempts };
+}
+
+async function runOne(client, id) {
+  const call = new Call(id);
+  outstanding.set(call.header, call);
+  try {
+    const result = await current.run(call, () => client.call(call));
+    return answerOf(call, result);
+  } catch (err) {
+    return answerOf(call, undefined, err);
+  } finally {
+    outstanding.delete(call.header);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Warm-up against a throwaway loopback server (never herd's upstream).
+
+async function warmUp(build, cfg) {
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    n += 1;
+    req.resume();
+    if (n % 4 === 1) {
+      res.statusCode = 503;
+      res.end('warm-up 503');
+    } else if (n % 4 === 2) {
+      req.socket.resetAndDestroy();
+    } else {
+      res.end('ok');
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const client = await build({ ...cfg, url, target: new URL(url) }, { warmup: true });
+  for (let b = 0; b < WARMUP_BATCHES; b += 1) {
+    const batch = [];
+    for (let i = 0; i < WARMUP_BATCH; i += 1) batch.push(runOne(client, b * WARMUP_BATCH + i));
+    await Promise.all(batch);
+  }
+  await Promise.resolve(client.close?.()).catch(() => {});
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+}
+
+// ---------------------------------------------------------------------------------------
+// The protocol loop.
+
+export async function run(clients, options = {}, { warmup = true, argv = process.argv.slice(2) } = {}) {
+  const cfg = parseArgs(argv, clients, options);
+  const build = clients[cfg.client];
+  if (warmup) await warmUp(build, cfg);
+  const client = await build(cfg, { warmup: false });
+
+  process.stdout.on('error', () => process.exit(3)); // herd went away
+  let queued = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (queued.length === 0) return;
+    const text = `${queued.join('\n')}\n`;
+    queued = [];
+    process.stdout.write(text);
+  };
+  const emit = (obj) => {
+    queued.push(JSON.stringify(obj));
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+
+  emit({ herd_adapter: PROTOCOL, client: cfg.client, policy: client.policy });
+  flush();
+
+  let pending = 0;
+  let inputClosed = false;
+  const maybeDone = () => {
+    if (!inputClosed || pending > 0) return;
+    flush();
+    process.stdout.write(`${JSON.stringify({ done: true })}\n`, () => {
+      Promise.resolve(client.close?.()).catch(() => {}).finally(() => process.exit(0));
+    });
+  };
+
+  const input = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  let lineNo = 0;
+  input.on('line', (line) => {
+    lineNo += 1;
+    if (line.trim() === '') return;
+    let id;
+    try { id = JSON.parse(line).id; } catch { id = undefined; }
+    if (!Number.isSafeInteger(id) || id < 0) fail(`stdin line ${lineNo}: expected {"id":N}, got ${line.slice(0, 200)}`);
+    pending += 1;
+    runOne(client, id).then((answer) => {
+      pending -= 1;
+      emit(answer);
+      maybeDone();
+    });
+  });
+  input.on('close', () => {
+    inputClosed = true;
+    maybeDone();
+  });
+}

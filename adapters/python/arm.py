@@ -1,0 +1,285 @@
+"""herd external-arm adapter (protocol v1) for Python clients, on the herd_arm kit.
+
+    .venv/bin/python arm.py --client py-requests --url http://127.0.0.1:PORT/ \\
+        [--method GET] [--pool 256] [--timeout-ms 2000] [--options '{"total":5}']
+
+Clients (README.md has the table):
+  py-requests               requests.Session + HTTPAdapter(max_retries=urllib3 Retry(...))
+  py-tenacity               tenacity Retrying(wait_random_exponential, stop_after_attempt) around
+                            a plain requests session (urllib3 retries off)
+  py-httpx-retries          httpx.Client + httpx-retries RetryTransport(Retry(total=3, backoff_factor=0.5))
+  py-httpx-retries-async    the same with httpx.AsyncClient, on asyncio
+
+Attempts are counted where each attempt goes on the wire (a urllib3 connection class, or an
+httpx transport under the retrying one), so they are exact whatever the outcome.
+"""
+
+import os
+import re
+import sys
+from importlib.metadata import version
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import herd_arm  # noqa: E402
+
+
+def timeout_text(cfg, how):
+    return f"timeout {cfg.timeout_ms} ms {how}" if cfg.timeout_ms else "no timeout"
+
+
+# ---------------------------------------------------------------------------------------
+# requests + urllib3 Retry, mounted as requests' docs teach.
+
+URLLIB3_OPTIONS = {
+    "total": int,
+    "backoff_factor": float,
+    "backoff_max": float,
+    "backoff_jitter": float,
+    "status_forcelist": [int],
+    "respect_retry_after_header": bool,
+    "retry_after_max": int,
+}
+
+
+def counting_session(pool, retries):
+    """A requests Session with one HTTPAdapter whose urllib3 connections count attempts.
+
+    urllib3 makes every attempt (first and retries) through ``HTTPConnection.request`` on the
+    caller's thread, so the connection class counts it for the kit's current request.
+    """
+    import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    class CountingHTTPConnection(HTTPConnection):
+        def request(self, *args, **kwargs):
+            herd_arm.count_attempt()
+            return super().request(*args, **kwargs)
+
+    class CountingHTTPSConnection(HTTPSConnection):
+        def request(self, *args, **kwargs):
+            herd_arm.count_attempt()
+            return super().request(*args, **kwargs)
+
+    class CountingHTTPConnectionPool(HTTPConnectionPool):
+        ConnectionCls = CountingHTTPConnection
+
+    class CountingHTTPSConnectionPool(HTTPSConnectionPool):
+        ConnectionCls = CountingHTTPSConnection
+
+    session = requests.Session()
+    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool, max_retries=retries)
+    adapter.poolmanager.pool_classes_by_scheme = {
+        "http": CountingHTTPConnectionPool,
+        "https": CountingHTTPSConnectionPool,
+    }
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+# urllib3 raises MaxRetryError(reason=ResponseError("too many 503 error responses")) when the
+# retries run out on a status (raise_on_status, the default), and requests wraps it in
+# RetryError: the library ended on a response, so the answer carries its status (as the
+# undici adapter does for its thrown exhausted status).
+EXHAUSTED_STATUS = re.compile(r"too many (\d{3}) error responses")
+
+
+def requests_arm(cfg, warmup):
+    import requests
+    from urllib3.util.retry import Retry
+
+    o = cfg.options
+    kw = dict(
+        total=o.get("total", 3),
+        backoff_factor=o.get("backoff_factor", 0.5),
+        status_forcelist=tuple(o.get("status_forcelist", (429, 500, 502, 503, 504))),
+    )
+    for key in ("backoff_max", "backoff_jitter", "respect_retry_after_header", "retry_after_max"):
+        if key in o:
+            kw[key] = o[key]
+    retry = Retry(**kw)
+    if warmup:
+        retry = Retry(**{**kw, "backoff_factor": 0, "respect_retry_after_header": False})
+    session = counting_session(cfg.pool, retry)
+    timeout = cfg.timeout_s
+    method, url = cfg.method, cfg.url
+
+    def call(req):
+        try:
+            r = session.request(method, url, headers=req.headers, timeout=timeout)
+        except requests.exceptions.RetryError as e:
+            m = EXHAUSTED_STATUS.search(str(e))
+            if m:
+                return herd_arm.Result(status=int(m.group(1)))
+            raise
+        return herd_arm.Result(status=r.status_code)
+
+    r = retry
+    policy = (
+        f"requests {version('requests')} + urllib3 {version('urllib3')}: Session with one "
+        f"HTTPAdapter(pool_connections=1, pool_maxsize={cfg.pool}, pool_block=False, "
+        f"max_retries=Retry(total={r.total}, backoff_factor={r.backoff_factor}, "
+        f"backoff_max={r.backoff_max}, backoff_jitter={r.backoff_jitter}, "
+        f"status_forcelist={sorted(r.status_forcelist)}, "
+        f"respect_retry_after_header={r.respect_retry_after_header}, "
+        f"retry_after_max={r.retry_after_max})); delay before retry n: 0 for n=1, "
+        f"backoff_factor·2^(n−1) after; Retry-After on 413/429/503 replaces it; "
+        f"methods {','.join(sorted(r.allowed_methods))}; an exhausted status raises RetryError "
+        f"(answered with that status); {timeout_text(cfg, 'per attempt (connect and read)')}; "
+        f"attempts counted per urllib3 connection request"
+    )
+    return herd_arm.Client(policy=policy, call=call, close=session.close)
+
+
+# ---------------------------------------------------------------------------------------
+# tenacity around a plain requests session.
+
+TENACITY_OPTIONS = {"multiplier": float, "max": float, "min": float, "attempts": int}
+
+
+def tenacity_arm(cfg, warmup):
+    import requests
+    from tenacity import (Retrying, retry_if_exception_type, retry_if_result,
+                          stop_after_attempt, wait_none, wait_random_exponential)
+
+    o = cfg.options
+    multiplier, wmax, wmin = o.get("multiplier", 0.5), o.get("max", 30), o.get("min", 0)
+    attempts = o.get("attempts", 4)
+    session = counting_session(cfg.pool, 0)
+    timeout = cfg.timeout_s
+    method, url = cfg.method, cfg.url
+    retrying = Retrying(
+        wait=wait_none() if warmup else wait_random_exponential(multiplier=multiplier, max=wmax, min=wmin),
+        stop=stop_after_attempt(attempts),
+        retry=(retry_if_exception_type(requests.exceptions.ConnectionError)
+               | retry_if_result(lambda r: r.status_code >= 500)),
+        # Out of attempts: the last response as it was, or the last exception re-raised
+        # (rather than tenacity's RetryError wrapping either).
+        retry_error_callback=lambda state: state.outcome.result(),
+    )
+
+    def attempt(req):
+        return session.request(method, url, headers=req.headers, timeout=timeout)
+
+    def call(req):
+        r = retrying(attempt, req)
+        return herd_arm.Result(status=r.status_code)
+
+    policy = (
+        f"tenacity {version('tenacity')} Retrying(wait=wait_random_exponential(multiplier={multiplier}, "
+        f"max={wmax}, min={wmin}): U[{wmin}, min({multiplier}·2^(n−1), {wmax})] s before retry n, "
+        f"stop=stop_after_attempt({attempts}), retry on status >= 500 or requests ConnectionError "
+        f"(incl. ConnectTimeout; not ReadTimeout), retry_error_callback returns the last outcome) "
+        f"around requests {version('requests')} + urllib3 {version('urllib3')}: Session, "
+        f"HTTPAdapter(pool_connections=1, pool_maxsize={cfg.pool}, max_retries=0); "
+        f"no Retry-After handling; {timeout_text(cfg, 'per attempt (connect and read)')}; "
+        f"attempts counted per urllib3 connection request"
+    )
+    return herd_arm.Client(policy=policy, call=call, close=session.close)
+
+
+# ---------------------------------------------------------------------------------------
+# httpx + httpx-retries.
+
+HTTPX_RETRIES_OPTIONS = {
+    "total": int,
+    "backoff_factor": float,
+    "max_backoff_wait": float,
+    "backoff_jitter": float,
+    "status_forcelist": [int],
+    "respect_retry_after_header": bool,
+}
+
+
+def httpx_retries_arm(cfg, warmup, use_async=False):
+    import httpx
+    from httpx_retries import Retry, RetryTransport
+
+    o = cfg.options
+    kw = dict(total=o.get("total", 3), backoff_factor=o.get("backoff_factor", 0.5))
+    for key in ("max_backoff_wait", "backoff_jitter", "status_forcelist", "respect_retry_after_header"):
+        if key in o:
+            kw[key] = o[key]
+    retry = Retry(**{**kw, "backoff_factor": 0, "respect_retry_after_header": False} if warmup else kw)
+    # RetryTransport's own default inner transport has httpx's default Limits (100
+    # connections); the arm's pool is --pool, so the inner transport is given, with a
+    # counting layer between the two: RetryTransport sends every attempt through it.
+    limits = httpx.Limits(max_connections=cfg.pool, max_keepalive_connections=cfg.pool)
+    timeout = httpx.Timeout(cfg.timeout_s)  # None: no timeout (httpx's default would be 5 s)
+
+    if use_async:
+        class Counting(httpx.AsyncBaseTransport):
+            def __init__(self, inner):
+                self.inner = inner
+
+            async def handle_async_request(self, request):
+                herd_arm.count_attempt()
+                return await self.inner.handle_async_request(request)
+
+            async def aclose(self):
+                await self.inner.aclose()
+
+        http = httpx.AsyncClient(transport=RetryTransport(
+            transport=Counting(httpx.AsyncHTTPTransport(limits=limits)), retry=retry), timeout=timeout)
+
+        async def call(req):
+            r = await http.request(cfg.method, cfg.url, headers=req.headers)
+            return herd_arm.Result(status=r.status_code)
+
+        close = http.aclose
+    else:
+        class Counting(httpx.BaseTransport):
+            def __init__(self, inner):
+                self.inner = inner
+
+            def handle_request(self, request):
+                herd_arm.count_attempt()
+                return self.inner.handle_request(request)
+
+            def close(self):
+                self.inner.close()
+
+        http = httpx.Client(transport=RetryTransport(
+            transport=Counting(httpx.HTTPTransport(limits=limits)), retry=retry), timeout=timeout)
+
+        def call(req):
+            r = http.request(cfg.method, cfg.url, headers=req.headers)
+            return herd_arm.Result(status=r.status_code)
+
+        close = http.close
+
+    r = retry
+    policy = (
+        f"httpx {version('httpx')} {'AsyncClient' if use_async else 'Client'} + httpx-retries "
+        f"{version('httpx-retries')} RetryTransport(retry=Retry(total={r.total}, "
+        f"backoff_factor={r.backoff_factor}, backoff_jitter={r.backoff_jitter}, "
+        f"max_backoff_wait={r.max_backoff_wait}, respect_retry_after_header={r.respect_retry_after_header}, "
+        f"status_forcelist={sorted(int(s) for s in r.status_forcelist)})): delay before retry n "
+        f"backoff_factor·2^n·U[1−jitter, 1] s, capped at max_backoff_wait; Retry-After replaces it "
+        f"(capped at max_backoff_wait); an exhausted status is returned; retries "
+        f"TimeoutException/NetworkError/RemoteProtocolError; methods "
+        f"{','.join(sorted(r.allowed_methods))}; inner {'Async' if use_async else ''}HTTPTransport "
+        f"Limits(max_connections={cfg.pool}, max_keepalive_connections={cfg.pool}); "
+        f"{timeout_text(cfg, 'httpx.Timeout per attempt (connect, read, write, pool each)')}; "
+        f"attempts counted by a transport under RetryTransport"
+    )
+    return herd_arm.Client(policy=policy, call=call, close=close)
+
+
+CLIENTS = {
+    "py-requests": requests_arm,
+    "py-tenacity": tenacity_arm,
+    "py-httpx-retries": httpx_retries_arm,
+    "py-httpx-retries-async": lambda cfg, warmup: httpx_retries_arm(cfg, warmup, use_async=True),
+}
+OPTIONS = {
+    "py-requests": URLLIB3_OPTIONS,
+    "py-tenacity": TENACITY_OPTIONS,
+    "py-httpx-retries": HTTPX_RETRIES_OPTIONS,
+    "py-httpx-retries-async": HTTPX_RETRIES_OPTIONS,
+}
+
+if __name__ == "__main__":
+    herd_arm.main(CLIENTS, OPTIONS)
