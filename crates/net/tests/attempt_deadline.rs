@@ -2,7 +2,7 @@
 //! the upstream never sees it, exactly as in the simulator (`client.rs`, `attempt`).
 
 use herd_net::driver::HttpClient;
-use herd_net::upstream::Upstream;
+use herd_net::upstream::UpstreamServer;
 use herd_retry::{Failure, Method, Outcome};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -10,7 +10,7 @@ use std::time::Duration;
 #[tokio::test]
 async fn an_attempt_with_no_time_left_is_never_sent() {
     let any: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let up = Upstream::start(herd_scenario::Upstream::fault_free(), 7, any)
+    let up = UpstreamServer::start(herd_scenario::Upstream::fault_free(), 7, any)
         .await
         .expect("binds");
     let uri: http::Uri = format!("http://{}/", up.local_addr()).parse().expect("uri");

@@ -7,7 +7,7 @@
 //! `adapters/node` if its packages are missing, so a fresh checkout needs no manual step.
 
 use herd_net::external::{ArmCommand, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions};
-use herd_net::upstream::Upstream;
+use herd_net::upstream::UpstreamServer;
 use herd_scenario::{self as sc, ServiceTime, Shed};
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -314,7 +314,9 @@ async fn run_node(client: &str, n: u64) -> (usize, Option<u64>, u64, u64) {
             .unwrap_or_else(|e| panic!("{e}"));
     }
     let any: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let upstream = Upstream::start(flaky(), 11, any).await.expect("binds");
+    let upstream = UpstreamServer::start(flaky(), 11, any)
+        .await
+        .expect("binds");
     let mut opts = NodeArmOptions::new(format!("http://{}/", upstream.local_addr()));
     opts.pool = 32;
     opts.timeout = Some(ms(2000));

@@ -3,7 +3,7 @@
 //! and the budget holds when the upstream is down.
 
 use bytes::Bytes;
-use herd_net::upstream::Upstream;
+use herd_net::upstream::UpstreamServer;
 use herd_retry::budget::PercentConfig;
 use herd_retry::reqwest::RetryMiddleware;
 use herd_retry::tower::RetryLayer;
@@ -52,7 +52,7 @@ async fn bounded<F: std::future::Future>(f: F) -> F::Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tower_layer_retries_through_hyper_util() {
     bounded(async {
-        let up = Upstream::start(upstream(0.3), 7, "127.0.0.1:0".parse().unwrap())
+        let up = UpstreamServer::start(upstream(0.3), 7, "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
         let layer = RetryLayer::new(fast(None)).with_seed(1);
@@ -87,7 +87,7 @@ async fn tower_layer_retries_through_hyper_util() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reqwest_middleware_retries_and_budget_caps_an_outage() {
     bounded(async {
-        let up = Upstream::start(upstream(1.0), 7, "127.0.0.1:0".parse().unwrap())
+        let up = UpstreamServer::start(upstream(1.0), 7, "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
         let retry = RetryMiddleware::new(fast(no_floor(0.2))).with_seed(2);
@@ -115,7 +115,7 @@ async fn reqwest_middleware_retries_and_budget_caps_an_outage() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_future_cancels_the_backoff() {
     bounded(async {
-        let up = Upstream::start(upstream(1.0), 7, "127.0.0.1:0".parse().unwrap())
+        let up = UpstreamServer::start(upstream(1.0), 7, "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();
         // undici's first retry waits 500 ms; drop the request after 100 ms.

@@ -1,7 +1,7 @@
 //! `GET /metrics` on a real socket: the Prometheus text matches the upstream's own counts
 //! and gauges, and scraping is not counted as traffic.
 
-use herd_net::upstream::Upstream;
+use herd_net::upstream::UpstreamServer;
 use herd_scenario as sc;
 use std::io;
 use std::net::SocketAddr;
@@ -46,7 +46,9 @@ fn sample(text: &str, name: &str) -> Option<u64> {
 async fn metrics_match_the_counts_and_are_not_traffic() {
     tokio::time::timeout(Duration::from_secs(15), async {
         let any: SocketAddr = ([127, 0, 0, 1], 0).into();
-        let up = Upstream::start(config(1.0), 7, any).await.expect("binds");
+        let up = UpstreamServer::start(config(1.0), 7, any)
+            .await
+            .expect("binds");
         let addr = up.local_addr();
         for _ in 0..3 {
             let (status, _, _) = request(addr, "GET", "/").await.expect("answers");

@@ -19,7 +19,7 @@
 //! instant, so only the request's write is timed. A scheduling delay under ~40 ms changes
 //! nothing; the seed is chosen so every kind of reply occurs (checked, not assumed).
 
-use herd_net::upstream::Upstream;
+use herd_net::upstream::UpstreamServer;
 use herd_scenario::{self as sc, HoldAnswer, Incident, Seeds, ServerCounts, ServiceTime, Shed};
 use herd_sim::{upstream_fates, Arrival, Reply};
 use std::net::SocketAddr;
@@ -124,7 +124,9 @@ async fn simulated_and_real_upstreams_agree_request_by_request() {
 /// Sends `arrivals` to a real upstream; returns each request's reply and the counts.
 async fn real(config: sc::Upstream, arrivals: &[Arrival]) -> (Vec<(u64, Reply)>, ServerCounts) {
     let any: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let up = Upstream::start(config, SEED, any).await.expect("binds");
+    let up = UpstreamServer::start(config, SEED, any)
+        .await
+        .expect("binds");
     let (addr, epoch) = (up.local_addr(), up.epoch());
     let tasks: Vec<_> = arrivals
         .iter()

@@ -2,7 +2,7 @@
 //! in time. Requests are written by hand on raw TCP so that a reset shows up as exactly the
 //! `io::Error` a client would see, with no client library retrying behind our back.
 
-use herd_net::upstream::{StatsReport, Upstream};
+use herd_net::upstream::{StatsReport, UpstreamServer};
 use herd_scenario::{self as sc, HoldAnswer, Incident, ServiceTime, Shed};
 use std::future::Future;
 use std::io;
@@ -33,9 +33,9 @@ fn incident(start: u64, duration: u64) -> Incident {
     }
 }
 
-async fn start(config: sc::Upstream) -> Upstream {
+async fn start(config: sc::Upstream) -> UpstreamServer {
     let any: SocketAddr = ([127, 0, 0, 1], 0).into();
-    Upstream::start(config, 7, any).await.expect("binds")
+    UpstreamServer::start(config, 7, any).await.expect("binds")
 }
 
 /// Fails the test instead of hanging it.
@@ -223,7 +223,7 @@ fn busy(shed: Shed) -> sc::Upstream {
 }
 
 /// Three requests at once on three connections, one worker, one place in line.
-async fn three_at_once(up: &Upstream) -> Vec<(io::Result<u16>, Duration)> {
+async fn three_at_once(up: &UpstreamServer) -> Vec<(io::Result<u16>, Duration)> {
     let mut conns = Vec::new();
     for _ in 0..3 {
         conns.push(TcpStream::connect(up.local_addr()).await.expect("connects"));

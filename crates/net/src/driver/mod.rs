@@ -27,7 +27,7 @@ pub mod peers;
 pub use attempt::HttpClient;
 use peers::{Peer, PeerOptions};
 
-use crate::upstream::{Stats, Upstream};
+use crate::upstream::{Stats, UpstreamServer};
 use crate::Stop;
 use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
 use herd_scenario::{
@@ -118,7 +118,7 @@ pub async fn run_arm(
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
-    let bound = Upstream::bind(listen).await?;
+    let bound = UpstreamServer::bind(listen).await?;
     let url = format!("http://{}/", bound.local_addr());
     // Dropping a half-prepared arm kills its adapter (see `external::process`).
     let ready = tokio::select! {

@@ -56,9 +56,9 @@ use tokio::time::Instant;
 /// A running upstream, serving in a task of its own.
 ///
 /// Dropping the handle stops the server too (without waiting for it); call
-/// [`Upstream::shutdown`] to wait until every connection is closed.
+/// [`UpstreamServer::shutdown`] to wait until every connection is closed.
 #[derive(Debug)]
-pub struct Upstream {
+pub struct UpstreamServer {
     /// The bound address (the real port when asked for port 0).
     addr: SocketAddr,
     /// t = 0 for incidents and buckets.
@@ -91,7 +91,7 @@ impl Bound {
 
     /// Starts serving in a spawned task. The run's epoch (t = 0 for incidents and
     /// buckets) is the moment of this call.
-    pub fn serve(self, config: herd_scenario::Upstream, seed: u64) -> Upstream {
+    pub fn serve(self, config: herd_scenario::Upstream, seed: u64) -> UpstreamServer {
         let epoch = Instant::now();
         let stats = Arc::new(Stats::new());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -107,7 +107,7 @@ impl Bound {
             stats.clone(),
             shutdown,
         ));
-        Upstream {
+        UpstreamServer {
             addr: self.addr,
             epoch,
             stats,
@@ -117,7 +117,7 @@ impl Bound {
     }
 }
 
-impl Upstream {
+impl UpstreamServer {
     /// Binds `listen` (port 0 allowed) without serving yet; see [`Bound`].
     pub async fn bind(listen: SocketAddr) -> std::io::Result<Bound> {
         let listener = TcpListener::bind(listen).await?;
@@ -132,7 +132,7 @@ impl Upstream {
         config: herd_scenario::Upstream,
         seed: u64,
         listen: SocketAddr,
-    ) -> std::io::Result<Upstream> {
+    ) -> std::io::Result<UpstreamServer> {
         Ok(Self::bind(listen).await?.serve(config, seed))
     }
 
