@@ -1,6 +1,6 @@
 //! The seed's finding on a real socket: `herd bench seed-quick` must show the synchronised
-//! wave of un-jittered retries, and full jitter must soften it. These are the issue's
-//! acceptance figures, checked on every CI run (about 17 s).
+//! wave of un-jittered retries, and full jitter must soften it. These figures are
+//! checked on every CI run (about 17 s).
 
 mod common;
 use common::*;

@@ -12,7 +12,7 @@ fn json_of(args: &[&str]) -> (Vec<u8>, Value) {
     (o.stdout, v)
 }
 
-/// The issue's acceptance check: for every arm, the simulator and the real bench agree on
+/// The simulator against the socket: for every arm, the simulator and the real bench agree on
 /// the load multiplier (10%), p50 (20%), hard-fail ratio (1 point) and the peak 1 s
 /// multiplier (30%). Runs the real bench, so it takes about 17 s.
 #[test]
@@ -137,7 +137,7 @@ fn file_output_and_flags() {
     }
 }
 
-/// Issue 5's acceptance check in the simulator: in `metastable`, every budgeted arm keeps
+/// Budgets end a metastable failure, in the simulator: in `metastable`, every budgeted arm keeps
 /// the load multiplier at or under 1.3 and recovers; the unbudgeted arm puts more load on
 /// the upstream and recovers later, or never.
 #[test]

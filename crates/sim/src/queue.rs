@@ -3,8 +3,8 @@
 //! # Why not a binary heap
 //!
 //! A heap costs `O(log n)` cache-missing steps per operation on *all* pending events; at a
-//! million pending events that is what limits a simulator (the issue measured 11.7M
-//! events/s at 10k pending but 2.0M at 1M). Most events here are due within a few seconds,
+//! million pending events that is what limits a simulator (measured here: 11.7M events/s
+//! at 10k pending but 2.0M at 1M). Most events here are due within a few seconds,
 //! so time is cut into buckets of `2^shift` ns on a ring of `2^k` buckets (a timing wheel):
 //!
 //! - an event due in a future bucket on the ring is pushed onto that bucket's `Vec`, O(1);
