@@ -81,6 +81,10 @@ pub struct RunArgs {
     /// Print nothing but the requested output.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run the scenario on its seed and the next N-1, one after another, and report each
+    /// figure as median with min–max (`herd.seeds/v1`); with `--out`, seeds.json and seeds.md.
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<u32>,
 }
 
 #[derive(Args, Debug)]

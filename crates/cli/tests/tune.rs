@@ -202,3 +202,38 @@ fn bad_input_exits_2_naming_the_key_and_value() {
         assert!(!stderr(&out).contains("panicked"));
     }
 }
+
+#[test]
+fn sim_on_several_seeds_reports_the_spread_byte_for_byte() {
+    let run = || {
+        let out = herd(&[
+            "sim",
+            "metastable",
+            "--seeds",
+            "8",
+            "--json",
+            "-",
+            "--quiet",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out.stdout
+    };
+    let a = run();
+    assert_eq!(a, run(), "same scenario and seeds, same bytes");
+    let r: Value = serde_json::from_slice(&a).unwrap();
+    assert_eq!(r["schema"], "herd.seeds/v1");
+    assert_eq!(r["seeds"].as_array().unwrap().len(), 8);
+    let arm = &r["arms"][0];
+    assert_eq!(arm["per_seed"].as_array().unwrap().len(), 8);
+    let load = &arm["figures"]["load"];
+    let (lo, mid, hi) = (
+        load["min"].as_f64().unwrap(),
+        load["median"].as_f64().unwrap(),
+        load["max"].as_f64().unwrap(),
+    );
+    assert!(lo <= mid && mid <= hi && lo < hi, "{load}");
+    let out = herd(&["sim", "metastable", "--seeds", "3"]);
+    let table = stdout(&out);
+    assert!(table.contains("median (min–max)"), "{table}");
+    assert!(table.contains("x ("), "a spread is shown: {table}");
+}

@@ -14,6 +14,7 @@
 //! - [`eval`]: points × seeds × arms in parallel, in a fixed order;
 //! - [`search`]: grid or successive halving, the front, the recommendation;
 //! - [`spread`]: figures over seeds as median and min–max;
+//! - [`seeds`]: `herd sim|bench --seeds N`, one scenario over several seeds;
 //! - [`output`] and [`plot`]: `tune.json`, the summary, the SVG and HTML.
 
 pub mod error;
@@ -21,6 +22,7 @@ pub mod eval;
 pub mod output;
 pub mod plot;
 pub mod search;
+pub mod seeds;
 pub mod space;
 pub mod spread;
 pub mod vary;
@@ -28,6 +30,7 @@ pub mod vary;
 pub use error::TuneError;
 pub use output::{TuneReport, Tuned};
 pub use search::{Limits, Verdict};
+pub use seeds::SeedsReport;
 pub use space::Space;
 pub use spread::{Figure, Figures, Spread};
 pub use vary::Vary;

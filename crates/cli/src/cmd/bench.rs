@@ -25,6 +25,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let s = p.scenario;
     let quiet = a.run.quiet;
     check_out(&a.run)?;
+    if let Some(n) = a.run.seeds {
+        let driver = super::seeds::Driver::Bench {
+            sequential: a.sequential,
+        };
+        return super::seeds::run(&a.run, &s, n, driver);
+    }
     let signals = Signals::install()?;
     if !quiet {
         eprintln!(
@@ -83,7 +89,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
 
 /// Runs the arms round by round (see [`rounds`]) until done or `stop` fires; a round not
 /// begun by then is not started. One entry per arm: `None` if it did not run.
-async fn run_rounds(
+pub(super) async fn run_rounds(
     s: &Scenario,
     sequential: bool,
     progress: Option<Progress>,

@@ -8,6 +8,7 @@ mod emit;
 mod policy;
 mod prepare;
 mod scenarios;
+mod seeds;
 mod sim;
 mod trace;
 mod tune;

@@ -30,6 +30,9 @@ pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
             arm.id
         )));
     }
+    if let Some(n) = a.run.seeds {
+        return super::seeds::run(&a.run, &s, n, super::seeds::Driver::Sim);
+    }
     let quiet = a.run.quiet;
     let signals = Signals::install()?;
     if !quiet {
@@ -90,7 +93,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// Each arm is a pure function of the scenario, so the threading cannot change a byte.
 /// When `stop` fires, returns at once with the arms finished so far (`None` for the rest):
 /// no thread starts another arm, and the ones still simulating are not waited for.
-fn simulate_all(s: &Scenario, stop: &Stop) -> Vec<Option<SimRun>> {
+pub(super) fn simulate_all(s: &Scenario, stop: &Stop) -> Vec<Option<SimRun>> {
     let shared = Arc::new(s.clone());
     let next = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = mpsc::channel::<(usize, SimRun)>();
