@@ -1,5 +1,6 @@
 //! Writing results: stdout, or a file written atomically (temp file in the same directory,
-//! then rename), so a run that fails never leaves a half-written report behind.
+//! then rename), so a run that fails never leaves a half-written report behind. A path that
+//! is not a regular file (`/dev/null`, a FIFO) is written in place, never renamed over.
 
 use anyhow::Context;
 use std::io::Write;
@@ -14,6 +15,21 @@ pub fn write_out(path: &str, bytes: &[u8]) -> anyhow::Result<()> {
         return Ok(());
     }
     let target = Path::new(path);
+    // A device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a named pipe) is written
+    // in place: a rename over it would replace the device with a plain file, for every
+    // program on the machine.
+    if let Ok(meta) = std::fs::metadata(target) {
+        if !meta.is_file() && !meta.is_dir() {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(target)
+                .with_context(|| format!("cannot open {path}"))?;
+            f.write_all(bytes)
+                .and_then(|()| f.flush())
+                .with_context(|| format!("cannot write {path}"))?;
+            return Ok(());
+        }
+    }
     let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
