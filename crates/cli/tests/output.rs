@@ -13,7 +13,10 @@ use std::process::Command;
 fn json_into_a_fifo_keeps_the_fifo() {
     let dir = tempdir("fifo");
     let fifo = dir.join("report.pipe");
-    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
     assert!(made.success());
     let reader = {
         let fifo = fifo.clone();
