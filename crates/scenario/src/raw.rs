@@ -194,7 +194,8 @@ fn reset() -> String {
 pub(crate) struct RawArm {
     pub id: String,
     pub policy: Option<String>,
-    pub client: Option<String>,
+    pub client: Option<RawArmClient>,
+    pub options: Option<toml::Table>,
     pub jitter: Option<RawJitter>,
     pub retries: Option<i64>,
     pub base_ms: Option<f64>,
@@ -204,6 +205,21 @@ pub(crate) struct RawArm {
     pub retry_after: Option<RawRetryAfter>,
     pub deadline_ms: Option<f64>,
     pub consumers: Option<RawArmConsumers>,
+}
+
+/// `client = "node-undici"` or `client = { command = [...], cwd = "..." }`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawArmClient {
+    Name(String),
+    Command(RawCommand),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCommand {
+    pub command: Vec<String>,
+    pub cwd: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
