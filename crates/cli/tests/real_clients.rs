@@ -127,3 +127,85 @@ fn python_and_go_clients_end_to_end_and_on_their_replicas_schedule() {
         &replica_delays("go-retryablehttp"),
     );
 }
+
+const ONE_GO_ARM: &str = r#"
+name = "go-setup"
+seed = 2
+[load]
+requests = 5
+rate = 50
+[[arms]]
+id = "go"
+client = "go-retryablehttp"
+"#;
+
+#[test]
+fn two_herds_setting_up_the_same_adapter_at_once_both_run() {
+    let dir = tempdir("real-clients-setup");
+    let cache = dir.join("cache");
+    let file = dir.join("go.toml");
+    std::fs::write(&file, ONE_GO_ARM).unwrap();
+    // A shared Go build cache keeps this to one compile's worth of time.
+    let gocache = std::env::temp_dir().join("herd-test-gocache");
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_herd"))
+            .args(["bench", file.to_str().unwrap(), "--json", "-"])
+            .env("HERD_CACHE", &cache)
+            .env("GOCACHE", &gocache)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    for child in [a, b] {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(arm(&v, "go")["succeeded"], 5);
+    }
+    let left: Vec<String> = std::fs::read_dir(cache.join("adapters"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left.len(),
+        1,
+        "one finished directory, no leftovers: {left:?}"
+    );
+    assert!(left[0].starts_with("go-"), "{left:?}");
+}
+
+#[test]
+fn a_missing_runtime_is_one_sentence_and_exit_2() {
+    let dir = tempdir("real-clients-no-runtime");
+    for (client, sentence) in [
+        (
+            "py-requests",
+            "py-requests needs python3 with the venv module: apt-get install",
+        ),
+        (
+            "go-retryablehttp",
+            "go-retryablehttp needs Go to build its adapter: apt-get install golang-go",
+        ),
+    ] {
+        let file = dir.join(format!("{client}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"x\"\n[load]\nrequests = 2\n[[arms]]\nid = \"a\"\nclient = \"{client}\"\n"
+            ),
+        )
+        .unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_herd"))
+            .args(["bench", file.to_str().unwrap()])
+            .env("HERD_CACHE", dir.join("empty-cache"))
+            .env("PATH", dir.join("no-bin"))
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("arm a: {sentence}")), "{err}");
+        assert!(!err.contains("wall time"), "{err}");
+    }
+}

@@ -79,3 +79,63 @@ fn is_executable(p: &Path) -> bool {
 fn is_executable(p: &Path) -> bool {
     p.is_file()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(argv: &[&str]) -> CommandClient {
+        CommandClient {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            cwd: std::env::temp_dir(),
+        }
+    }
+
+    #[test]
+    fn the_protocol_flags_follow_the_command() {
+        let mut opts = AdapterOptions::new("http://127.0.0.1:1/");
+        opts.options = Some(r#"{"a":1}"#.into());
+        let argv = command_arm("mine", &client(&["sh", "x.sh"]), &opts)
+            .unwrap()
+            .argv();
+        assert!(argv[0].ends_with("/sh"), "{argv:?}");
+        assert_eq!(
+            argv[1..],
+            [
+                "x.sh",
+                "--client",
+                "mine",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--method",
+                "GET",
+                "--pool",
+                "256",
+                "--timeout-ms",
+                "0",
+                "--options",
+                r#"{"a":1}"#
+            ]
+        );
+        let own = command_arm("mine", &client(&["sh", "--client", "theirs"]), &opts).unwrap();
+        assert_eq!(own.argv().iter().filter(|a| *a == "--client").count(), 1);
+        assert_eq!(own.handshake_client.as_deref(), Some("theirs"));
+    }
+
+    #[test]
+    fn a_missing_or_unexecutable_program_is_named() {
+        let opts = AdapterOptions::new("http://127.0.0.1:1/");
+        let e = command_arm("mine", &client(&["/nonexistent/arm"]), &opts).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "arm mine: program `/nonexistent/arm` does not exist"
+        );
+        let e = command_arm("mine", &client(&["herd-no-such-program"]), &opts).unwrap_err();
+        assert!(e.to_string().contains("was not found on PATH"), "{e}");
+        let f = std::env::temp_dir().join(format!("herd-not-exec-{}", std::process::id()));
+        std::fs::write(&f, "#!/bin/sh\n").unwrap();
+        let e = command_arm("mine", &client(&[f.to_str().unwrap()]), &opts).unwrap_err();
+        let _ = std::fs::remove_file(&f);
+        assert!(e.to_string().contains("is not executable"), "{e}");
+    }
+}
