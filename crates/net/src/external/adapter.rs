@@ -194,7 +194,7 @@ impl Adapter {
         }
         check_runtime(self.runtime, client).await?;
         if !self.embedded {
-            return setup(self.runtime, &self.dir, client).await;
+            return setup(self.runtime, &self.dir, &self.dir, client).await;
         }
         let name = self
             .dir
@@ -216,7 +216,7 @@ impl Adapter {
             for (file, bytes) in bundle::files(self.runtime) {
                 std::fs::write(tmp.join(file), bytes).map_err(|e| io("writing the sources", e))?;
             }
-            setup(self.runtime, &tmp, client).await?;
+            setup(self.runtime, &tmp, &self.dir, client).await?;
             std::fs::write(tmp.join(READY), b"").map_err(|e| io("marking it ready", e))?;
             Ok(())
         }
@@ -353,8 +353,14 @@ async fn check_runtime(runtime: Runtime, client: &str) -> Result<(), ExternalErr
     Ok(())
 }
 
-/// Runs `runtime`'s setup in `dir` (which holds the sources).
-async fn setup(runtime: Runtime, dir: &Path, client: &str) -> Result<(), ExternalError> {
+/// Runs `runtime`'s setup in `dir` (which holds the sources), saying on stderr that it
+/// sets up `shown` (where `dir` will be renamed to).
+async fn setup(
+    runtime: Runtime,
+    dir: &Path,
+    shown: &Path,
+    client: &str,
+) -> Result<(), ExternalError> {
     let fail = |detail: String| ExternalError::Install {
         client: client.to_string(),
         dir: dir.to_path_buf(),
@@ -364,7 +370,7 @@ async fn setup(runtime: Runtime, dir: &Path, client: &str) -> Result<(), Externa
         Runtime::Python => {
             eprintln!(
                 "herd: {client}: creating a Python virtual environment in {} (python3 -m venv; pip install -r requirements.txt)",
-                dir.display()
+                shown.display()
             );
             let venv = dir.join(".venv");
             run(
@@ -393,7 +399,7 @@ async fn setup(runtime: Runtime, dir: &Path, client: &str) -> Result<(), Externa
         Runtime::Go => {
             eprintln!(
                 "herd: {client}: building the Go adapter in {} (go build, GOPATH={GOPATH})",
-                dir.display()
+                shown.display()
             );
             let gocache = std::env::var_os("GOCACHE")
                 .filter(|v| !v.is_empty())
@@ -414,7 +420,7 @@ async fn setup(runtime: Runtime, dir: &Path, client: &str) -> Result<(), Externa
             run(dir, "go", &args, &env).await.map_err(&fail)?;
         }
         _ => {
-            eprintln!("herd: {client}: npm ci in {}", dir.display());
+            eprintln!("herd: {client}: npm ci in {}", shown.display());
             run(
                 dir,
                 "npm",
