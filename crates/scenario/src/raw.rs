@@ -207,12 +207,36 @@ pub(crate) struct RawArm {
     pub consumers: Option<RawArmConsumers>,
 }
 
-/// `client = "node-undici"` or `client = { command = [...], cwd = "..." }`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+/// `client = "node-undici"` or `client = { command = [...], cwd = "..." }`. Deserialized by
+/// hand rather than `untagged`, so a misspelt key in the table is named
+/// (``unknown field `commnd`, expected `command` or `cwd` ``).
+#[derive(Clone, Debug)]
 pub(crate) enum RawArmClient {
     Name(String),
     Command(RawCommand),
+}
+
+impl<'de> Deserialize<'de> for RawArmClient {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawArmClient;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a client id or a table { command = [...], cwd = \"...\" }")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(RawArmClient::Name(v.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> Result<Self::Value, A::Error> {
+                RawCommand::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(RawArmClient::Command)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
