@@ -216,3 +216,25 @@ fn options_on_a_replica_arm_are_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("options"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_program_exiting_2_before_its_handshake_is_bad_input_too() {
+    // No `options`, so no probe: the refusal comes when the arm starts, and is still exit 2.
+    let toml = format!("{HEAD}[[arms]]\nid = \"mine\"\nclient = {{ command = [\"./arm.sh\"] }}\n");
+    let file = scenario("cmd-exit-2", &toml);
+    let script = file.with_file_name("arm.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho 'arm.sh: unknown flag --pool' >&2\nexit 2\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = herd(&["bench", file.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("arm mine: adapter mine refused its options: arm.sh: unknown flag --pool"),
+        "{err}"
+    );
+}

@@ -65,3 +65,19 @@ fn tail(stderr: &str) -> String {
     }
     lines[lines.len().saturating_sub(3)..].join(" / ")
 }
+
+/// A failed run's error: exit 2 if an adapter refused its options or command line during
+/// the run (an arm without `options` is not probed), exit 1 otherwise.
+pub fn classify(e: anyhow::Error) -> Fail {
+    let refused = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<ExternalError>())
+            .is_some_and(|x| matches!(x, ExternalError::OptionsRefused { .. }))
+    });
+    if refused {
+        Fail::input(e)
+    } else {
+        Fail::run(e)
+    }
+}

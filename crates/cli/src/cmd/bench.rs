@@ -49,7 +49,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     super::adapters::preflight(&rt, &s)?;
     let runs = rt
         .block_on(run_rounds(&s, a.sequential, progress, signals.stop()))
-        .map_err(Fail::run)?;
+        .map_err(super::adapters::classify)?;
     if let Some(b) = &bars {
         b.finish();
     }

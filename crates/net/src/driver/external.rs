@@ -17,8 +17,10 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{sleep_until, Instant};
 
+/// The error as an `io::Error` that still holds it (`get_ref` and a downcast find it),
+/// so a caller can tell a refusal of the arm's options from a crash.
 fn fail(e: ExternalError) -> io::Error {
-    io::Error::other(e.to_string())
+    io::Error::other(e)
 }
 
 /// An adapter that has said hello and waits for its first request.
