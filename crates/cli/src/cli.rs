@@ -92,7 +92,7 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// Run the arms one after another. Without it, herd's own arms (replicas, Rust peers)
-    /// run at once, then each external client (Node) alone, since its timing is its own
+    /// run at once, then each client in another program (Node, Python, Go, a command) alone, since its timing is its own
     /// process's CPU. Each arm always has its own upstream and pool, so counts never mix.
     #[arg(long)]
     pub sequential: bool,

@@ -2,8 +2,8 @@
 //! shell's background job would ignore SIGINT), then the exit code, the partial report and
 //! the processes left behind, read from `/proc`.
 //!
-//! The Node tests need Node.js and the adapter's packages (`herd bench` runs `npm ci` in
-//! `adapters/node` if they are missing).
+//! The Node tests need Node.js and npm (`herd bench` sets the adapter up in its cache with
+//! `npm ci` on first use).
 
 #![cfg(target_os = "linux")]
 

@@ -3,8 +3,8 @@
 //! The protocol's failure modes are tested with fake adapters: small `sh` scripts written
 //! to a temporary directory, each misbehaving in one way, every test bounded in time. Then
 //! each real Node client runs against herd's upstream. Those tests need Node.js and
-//! *fail* without it (they never skip): the first of them runs `npm ci` in
-//! `adapters/node` if its packages are missing, so a fresh checkout needs no manual step.
+//! *fail* without it (they never skip): the first of them unpacks the Node adapter into
+//! herd's cache and runs `npm ci` there if needed, so a fresh checkout needs no manual step.
 
 use herd_net::external::{ArmCommand, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions};
 use herd_net::upstream::UpstreamServer;

@@ -18,6 +18,11 @@ use std::fmt;
 pub enum Runtime {
     /// Node.js (`node`), with the packages of the adapter's `package-lock.json`.
     Node,
+    /// CPython 3 (`python3` with its `venv` module), in a virtual environment with the
+    /// adapter's pinned `requirements.txt`.
+    Python,
+    /// Go (`go`), the adapter built in GOPATH mode against Debian's packaged libraries.
+    Go,
 }
 
 impl Runtime {
@@ -25,6 +30,8 @@ impl Runtime {
     pub fn name(self) -> &'static str {
         match self {
             Runtime::Node => "node",
+            Runtime::Python => "python",
+            Runtime::Go => "go",
         }
     }
 }
@@ -50,6 +57,12 @@ pub struct ExternalClient {
 
 /// The Node adapter's entry point.
 pub const NODE_ADAPTER: &str = "adapters/node/arm.mjs";
+
+/// The Python adapter's entry point.
+pub const PYTHON_ADAPTER: &str = "adapters/python/arm.py";
+
+/// The Go adapter's main package.
+pub const GO_ADAPTER: &str = "adapters/go/main.go";
 
 /// Every external client herd can start.
 pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
@@ -82,6 +95,42 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         description: "axios + axios-retry with a retryDelay drawn from [0, 100 · 2^n)",
         runtime: Runtime::Node,
         adapter: NODE_ADAPTER,
+    },
+    ExternalClient {
+        id: "py-requests",
+        description: "requests + urllib3 Retry(total=3, backoff_factor=0.5): 0, 1, 2 s, no jitter, Retry-After honoured",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    ExternalClient {
+        id: "py-tenacity",
+        description: "tenacity wait_random_exponential(multiplier=0.5, max=30), 4 attempts, around requests: U[0, 0.5 · 2^(n-1)] s",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    ExternalClient {
+        id: "py-httpx-retries",
+        description: "httpx + httpx-retries Retry(total=3, backoff_factor=0.5): full jitter U[0, 0.5 · 2^n] s, Retry-After honoured",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    ExternalClient {
+        id: "py-httpx-retries-async",
+        description: "py-httpx-retries on httpx.AsyncClient (asyncio); for correctness checks, not load",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    ExternalClient {
+        id: "go-retryablehttp",
+        description: "hashicorp/go-retryablehttp defaults: 4 retries, 1 · 2^n s capped at 30 s (1, 2, 4, 8 s), no jitter, Retry-After honoured uncapped",
+        runtime: Runtime::Go,
+        adapter: GO_ADAPTER,
+    },
+    ExternalClient {
+        id: "go-retryablehttp-jitter",
+        description: "go-retryablehttp with LinearJitterBackoff: U[1 s, 30 s] · n",
+        runtime: Runtime::Go,
+        adapter: GO_ADAPTER,
     },
 ];
 
@@ -122,6 +171,8 @@ mod tests {
             assert!(!c.id.contains(char::is_whitespace) && !c.description.is_empty());
         }
         assert_eq!(external_client("node-fetch"), None);
-        assert_eq!(ids(Runtime::Node).len(), EXTERNAL_CLIENTS.len());
+        let per_runtime = [Runtime::Node, Runtime::Python, Runtime::Go].map(|r| ids(r).len());
+        assert_eq!(per_runtime.iter().sum::<usize>(), EXTERNAL_CLIENTS.len());
+        assert!(per_runtime.iter().all(|&n| n > 0));
     }
 }

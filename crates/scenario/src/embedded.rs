@@ -40,6 +40,10 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "internet",
         toml: include_str!("../../../scenarios/internet.toml"),
     },
+    Embedded {
+        name: "polyglot",
+        toml: include_str!("../../../scenarios/polyglot.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

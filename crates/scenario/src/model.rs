@@ -260,6 +260,10 @@ pub struct Arm {
     /// `consumers = { on_timeout, max_in_flight, timeout_ms, give_up_ms }` overrides.
     /// `None` without `[consumers]`.
     pub consumers: Option<ConsumerRules>,
+    /// `options = { ... }` of a real client in another program, as compact JSON: the
+    /// adapter gets it as `--options '<JSON>'` and refuses (exit 2, before its handshake)
+    /// a key it does not know or a value of the wrong type. `None`: no `--options`.
+    pub options: Option<String>,
 }
 
 /// Who sends an arm's requests.
@@ -274,12 +278,29 @@ pub enum ArmClient {
     External(&'static ExternalClient),
     /// A real Rust client compiled into herd.
     Rust(RustPeer),
+    /// Any program that speaks the external-arm protocol:
+    /// `client = { command = ["python3", "arms/mine.py"], cwd = "..." }`. A scenario that
+    /// names a command is code, like a Makefile: herd runs it.
+    Command(CommandClient),
+}
+
+/// A program run as an arm's adapter, its paths already resolved (see
+/// [`ArmClient::Command`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandClient {
+    /// The program and its arguments, as written except that a program given with a `/`
+    /// and any argument naming an existing path relative to the scenario file's
+    /// directory are made absolute against it. herd appends the protocol's flags.
+    pub argv: Vec<String>,
+    /// Where it runs: `cwd` (relative to the scenario file's directory), or that
+    /// directory (an embedded scenario's: the current directory).
+    pub cwd: PathBuf,
 }
 
 impl ArmClient {
     /// Whether the client runs in another program (and so on a CPU herd does not schedule).
     pub fn is_external(&self) -> bool {
-        matches!(self, ArmClient::External(_))
+        matches!(self, ArmClient::External(_) | ArmClient::Command(_))
     }
 
     /// Whether herd's own replica runs the arm (so the simulator can).

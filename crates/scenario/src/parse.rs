@@ -11,6 +11,7 @@ use crate::raw::*;
 use crate::span::{keys, render, Seg, Spans};
 use crate::strategy_spec;
 use herd_retry::{Method, Profile, Strategy};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Parses and validates a scenario. `origin` names the source in error messages.
@@ -442,6 +443,12 @@ impl Check<'_> {
         if let Some(c) = a.client.clone() {
             return self.real_client(i, a, c);
         }
+        if a.options.is_some() {
+            return Err(self.err(
+                &k("options"),
+                "`options` are passed to a real client's adapter; this arm runs herd's own policy (set its keys instead)",
+            ));
+        }
         let Some(profile) = a.policy.clone() else {
             return Err(self.err(&k("policy"), "an arm needs a `policy` (or a real `client`)"));
         };
@@ -487,14 +494,28 @@ impl Check<'_> {
                 deadline,
             }),
             consumers: None,
+            options: None,
         })
     }
 
     /// An arm run by a real client library: its own defaults are the point, so herd's
     /// policy knobs are refused rather than silently ignored.
-    fn real_client(&self, i: usize, a: RawArm, client: String) -> R<Arm> {
+    fn real_client(&self, i: usize, a: RawArm, client: RawArmClient) -> R<Arm> {
         let k = |x| arm_key(i, x);
+        let client = match client {
+            RawArmClient::Name(n) => n,
+            RawArmClient::Command(c) => {
+                let cmd = self.command(i, c)?;
+                return self.real_client_arm(i, a, ArmClient::Command(cmd), "command");
+            }
+        };
         let kind = if let Some(p) = RustPeer::from_name(&client) {
+            if a.options.is_some() {
+                return Err(self.err(
+                    &k("options"),
+                    format!("`options` go to an adapter program; `{client}` runs inside herd"),
+                ));
+            }
             ArmClient::Rust(p)
         } else if let Some(c) = crate::clients::external_client(&client) {
             ArmClient::External(c)
@@ -509,6 +530,58 @@ impl Check<'_> {
                 ),
             ));
         };
+        self.real_client_arm(i, a, kind, &client)
+    }
+
+    /// `client = { command = [...], cwd = "..." }`, paths resolved (see [`CommandClient`]).
+    fn command(&self, i: usize, c: RawCommand) -> R<CommandClient> {
+        let mut path = arm_key(i, "client");
+        path.push(Seg::Key("command".into()));
+        let Some(program) = c.command.first() else {
+            return Err(self.err(&path, "must name a program (a non-empty array)"));
+        };
+        if program.trim().is_empty() {
+            return Err(self.err(&path, "the program (its first element) must not be empty"));
+        }
+        let base = match Path::new(self.origin).parent() {
+            Some(dir) if !self.origin.starts_with("embedded:") => dir.to_path_buf(),
+            _ => PathBuf::new(),
+        };
+        let abs = |p: &Path| {
+            let joined = base.join(p);
+            std::path::absolute(&joined).unwrap_or(joined)
+        };
+        let mut argv = Vec::with_capacity(c.command.len());
+        for (j, arg) in c.command.iter().enumerate() {
+            let given = Path::new(arg);
+            let resolve = given.is_relative()
+                && !arg.starts_with('-')
+                && if j == 0 {
+                    arg.contains('/')
+                } else {
+                    base.join(given).exists()
+                };
+            argv.push(if resolve {
+                abs(given).to_string_lossy().into_owned()
+            } else {
+                arg.clone()
+            });
+        }
+        let cwd = match &c.cwd {
+            Some(d) if Path::new(d).is_absolute() => PathBuf::from(d),
+            Some(d) => abs(Path::new(d)),
+            None if base.as_os_str().is_empty() => {
+                std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+            }
+            None => std::path::absolute(&base).unwrap_or(base),
+        };
+        Ok(CommandClient { argv, cwd })
+    }
+
+    /// The arm of a real client `kind` (`client` names it in messages), refusing herd's
+    /// policy knobs and keeping its `options` as JSON.
+    fn real_client_arm(&self, i: usize, a: RawArm, kind: ArmClient, client: &str) -> R<Arm> {
+        let k = |x| arm_key(i, x);
         let knobs = [
             ("policy", a.policy.is_some()),
             ("jitter", a.jitter.is_some()),
@@ -526,10 +599,16 @@ impl Check<'_> {
                 format!("`{knob}` does not apply to client `{client}`: a real client runs with its own configuration"),
             ));
         }
+        let options = a
+            .options
+            .map(|t| serde_json::to_string(&t))
+            .transpose()
+            .map_err(|e| self.err(&k("options"), format!("cannot be written as JSON: {e}")))?;
         Ok(Arm {
             id: a.id,
             client: kind,
             consumers: None,
+            options,
         })
     }
 }

@@ -194,7 +194,8 @@ fn reset() -> String {
 pub(crate) struct RawArm {
     pub id: String,
     pub policy: Option<String>,
-    pub client: Option<String>,
+    pub client: Option<RawArmClient>,
+    pub options: Option<toml::Table>,
     pub jitter: Option<RawJitter>,
     pub retries: Option<i64>,
     pub base_ms: Option<f64>,
@@ -204,6 +205,45 @@ pub(crate) struct RawArm {
     pub retry_after: Option<RawRetryAfter>,
     pub deadline_ms: Option<f64>,
     pub consumers: Option<RawArmConsumers>,
+}
+
+/// `client = "node-undici"` or `client = { command = [...], cwd = "..." }`. Deserialized by
+/// hand rather than `untagged`, so a misspelt key in the table is named
+/// (``unknown field `commnd`, expected `command` or `cwd` ``).
+#[derive(Clone, Debug)]
+pub(crate) enum RawArmClient {
+    Name(String),
+    Command(RawCommand),
+}
+
+impl<'de> Deserialize<'de> for RawArmClient {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawArmClient;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a client id or a table { command = [...], cwd = \"...\" }")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(RawArmClient::Name(v.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> Result<Self::Value, A::Error> {
+                RawCommand::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(RawArmClient::Command)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCommand {
+    pub command: Vec<String>,
+    pub cwd: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -116,6 +116,10 @@ pub struct ArmReport {
     /// went out in bunches and the burst and peak figures overstate the arm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_lag_ms: Option<f64>,
+    /// Real runs of a client in another program only: the adapter's full command line,
+    /// as herd ran it (program, its arguments, the protocol's flags and `--options`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
     /// Real runs only: from the server failing a logical request's first attempt (503,
     /// reset or shed) to that request's next attempt reaching the server, ms (see
     /// [`crate::first_retry`]). Absent when no such retry was seen.

@@ -2,7 +2,9 @@
 //! exists, and each adapter's own table of clients (`const CLIENTS = { ... }` in
 //! `arm.mjs`) lists exactly the registry's ids for its runtime.
 
-use herd_scenario::clients::{ids, Runtime, EXTERNAL_CLIENTS, NODE_ADAPTER};
+use herd_scenario::clients::{
+    ids, Runtime, EXTERNAL_CLIENTS, GO_ADAPTER, NODE_ADAPTER, PYTHON_ADAPTER,
+};
 use std::path::Path;
 
 fn workspace() -> &'static Path {
@@ -50,5 +52,49 @@ fn node_adapter_offers_exactly_the_registry() {
     assert_eq!(
         table, registry,
         "adapters/node/arm.mjs's CLIENTS and herd_scenario::clients::EXTERNAL_CLIENTS differ"
+    );
+}
+
+/// The quoted keys (`"id":`) between `open` and the next `close` in `src`.
+fn quoted_keys(src: &str, open: &str, close: &str) -> Vec<String> {
+    let start = src.find(open).unwrap_or_else(|| panic!("no `{open}`")) + open.len();
+    let body = &src[start..];
+    let body = &body[..body.find(close).unwrap_or_else(|| panic!("no `{close}`"))];
+    let parts: Vec<&str> = body.split('"').collect();
+    (1..parts.len().saturating_sub(1))
+        .step_by(2)
+        .filter(|&i| parts[i + 1].trim_start().starts_with(':'))
+        .map(|i| parts[i].to_owned())
+        .collect()
+}
+
+fn check(runtime: Runtime, mut table: Vec<String>, file: &str) {
+    let mut registry: Vec<String> = ids(runtime).into_iter().map(String::from).collect();
+    table.sort();
+    registry.sort();
+    assert!(!table.is_empty(), "{file}: no clients found");
+    assert_eq!(
+        table, registry,
+        "{file}'s clients and herd_scenario::clients::EXTERNAL_CLIENTS differ"
+    );
+}
+
+#[test]
+fn python_adapter_offers_exactly_the_registry() {
+    let src = std::fs::read_to_string(workspace().join(PYTHON_ADAPTER)).expect("arm.py");
+    check(
+        Runtime::Python,
+        quoted_keys(&src, "\nCLIENTS = {", "\n}"),
+        PYTHON_ADAPTER,
+    );
+}
+
+#[test]
+fn go_adapter_offers_exactly_the_registry() {
+    let src = std::fs::read_to_string(workspace().join(GO_ADAPTER)).expect("main.go");
+    check(
+        Runtime::Go,
+        quoted_keys(&src, "Run(map[string]Builder{", "}"),
+        GO_ADAPTER,
     );
 }

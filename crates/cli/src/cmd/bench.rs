@@ -52,9 +52,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let bars = (!quiet && std::io::stderr().is_terminal()).then(|| Bars::new(&s));
     let progress = bars.as_ref().map(Bars::callback);
     let rt = runtime()?;
+    super::adapters::preflight(&rt, &s)?;
     let runs = rt
         .block_on(run_rounds(&s, a.sequential, progress, signals.stop()))
-        .map_err(Fail::run)?;
+        .map_err(super::adapters::classify)?;
     if let Some(b) = &bars {
         b.finish();
     }

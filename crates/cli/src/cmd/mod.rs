@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns `Result<(), Fail>`, or, for the runs a signal
 //! can stop, the exit code.
 
+mod adapters;
 mod bench;
 mod check;
 mod docs;

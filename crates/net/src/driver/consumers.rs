@@ -227,6 +227,7 @@ impl Run {
             max_lag: self.max_lag,
             policy: self.parts.policy,
             complete,
+            command: None,
         })
     }
 }

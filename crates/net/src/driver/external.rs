@@ -7,16 +7,20 @@
 //! the arm's partial result; requests the adapter still had are dropped.
 
 use super::{aggregator, arrivals, Driven, Progress};
-use crate::external::{Answered, ExternalArm, ExternalError, NodeAdapter, NodeArmOptions};
+use crate::external::{
+    command_arm, Adapter, AdapterOptions, Answered, ArmCommand, ExternalArm, ExternalError,
+};
 use crate::Stop;
-use herd_scenario::{ExternalClient, LogicalRecord, Runtime, Scenario};
+use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario};
 use std::io;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{sleep_until, Instant};
 
+/// The error as an `io::Error` that still holds it (`get_ref` and a downcast find it),
+/// so a caller can tell a refusal of the arm's options from a crash.
 fn fail(e: ExternalError) -> io::Error {
-    io::Error::other(e.to_string())
+    io::Error::other(e)
 }
 
 /// An adapter that has said hello and waits for its first request.
@@ -24,38 +28,69 @@ pub(super) struct Started {
     arm: ExternalArm,
     client: String,
     policy: String,
+    command: Vec<String>,
 }
 
-/// Starts the adapter for `client` aimed at `url` and waits for its handshake (installing
-/// its packages first if they are missing).
-pub(super) async fn start(
+/// The command that starts `arm`'s adapter aimed at `url`, its setup done first if
+/// needed (a built-in client's packages, virtual environment or build; a command arm's
+/// program checked). Everything that can go wrong here is the user's machine or input,
+/// found before any request is sent.
+pub async fn arm_command(
     scenario: &Scenario,
-    client: &ExternalClient,
+    arm: &Arm,
     url: &str,
-) -> io::Result<Started> {
-    let client = match client.runtime {
-        Runtime::Node => client.id,
-        other => {
-            return Err(io::Error::other(format!(
-                "{client}: herd cannot start a {other} adapter yet"
-            )))
-        }
-    };
-    let adapter = NodeAdapter::locate(client).map_err(fail)?;
-    adapter.ensure_installed(client).await.map_err(fail)?;
-    let opts = NodeArmOptions {
+) -> Result<ArmCommand, ExternalError> {
+    let opts = AdapterOptions {
         url: url.to_owned(),
         method: scenario.load.method.as_str().to_owned(),
         pool: scenario.client.pool_max_connections,
         timeout: scenario.client.attempt_timeout,
+        options: arm.options.clone(),
     };
-    let cmd = adapter.command(client, &opts).map_err(fail)?;
-    let arm = ExternalArm::spawn(cmd).await.map_err(fail)?;
-    let policy = format!("{client}: {}", arm.policy());
+    match &arm.client {
+        ArmClient::External(client) => {
+            let adapter = Adapter::locate(client.id)?;
+            adapter.ensure_installed(client.id).await?;
+            adapter.command(client.id, &opts)
+        }
+        ArmClient::Command(c) => command_arm(&arm.id, c, &opts),
+        _ => Err(ExternalError::UnknownClient {
+            client: arm.id.clone(),
+            known: vec![],
+        }),
+    }
+}
+
+/// A command line as a shell would take it back: arguments with anything but safe
+/// characters in single quotes.
+pub fn shell_words(argv: &[String]) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c);
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(safe) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Starts `arm`'s adapter aimed at `url` and waits for its handshake (setting it up
+/// first if needed). Prints the command line on stderr.
+pub(super) async fn start(scenario: &Scenario, arm: &Arm, url: &str) -> io::Result<Started> {
+    let cmd = arm_command(scenario, arm, url).await.map_err(fail)?;
+    let command = cmd.argv();
+    eprintln!("herd: arm {}: {}", arm.id, shell_words(&command));
+    let client = cmd.client().to_owned();
+    let running = ExternalArm::spawn(cmd).await.map_err(fail)?;
+    let policy = format!("{client}: {}", running.policy());
     Ok(Started {
-        arm,
-        client: client.to_owned(),
+        arm: running,
+        client,
         policy,
+        command,
     })
 }
 
@@ -73,6 +108,7 @@ pub(super) async fn drive(
         arm,
         client,
         policy,
+        command,
     } = started;
     let (tx, aggregate) = aggregator(index, progress);
     let mut run = Run {
@@ -94,6 +130,7 @@ pub(super) async fn drive(
         max_lag: run.max_lag,
         policy,
         complete,
+        command: Some(command),
     })
 }
 

@@ -25,6 +25,7 @@ mod external;
 pub mod peers;
 
 pub use attempt::HttpClient;
+pub use external::{arm_command, shell_words};
 use peers::{Peer, PeerOptions};
 
 use crate::upstream::{Stats, UpstreamServer};
@@ -60,6 +61,8 @@ pub struct ArmRun {
     /// False when a [`Stop`] cut the arm short: the recorder then holds only the logical
     /// requests that finished before it (see the module docs).
     pub complete: bool,
+    /// A client in another program: the adapter's command line, as run.
+    pub command: Option<Vec<String>>,
 }
 
 impl ArmRun {
@@ -70,6 +73,7 @@ impl ArmRun {
             .recorder
             .finish(&arm.id, &self.policy, &self.counts, scenario);
         r.driver_lag_ms = Some((self.max_lag.as_secs_f64() * 1e4).round() / 10.0);
+        r.command.clone_from(&self.command);
         r
     }
 }
@@ -145,6 +149,7 @@ pub async fn run_arm(
         max_lag,
         policy,
         complete,
+        command,
     } = result?;
     Ok(Some(ArmRun {
         max_lag,
@@ -153,6 +158,7 @@ pub async fn run_arm(
         counts,
         wall,
         complete,
+        command,
     }))
 }
 
@@ -168,6 +174,8 @@ pub struct Driven {
     pub policy: String,
     /// See [`ArmRun::complete`].
     pub complete: bool,
+    /// See [`ArmRun::command`].
+    pub command: Option<Vec<String>>,
 }
 
 /// Who runs one logical request.
@@ -196,8 +204,8 @@ enum Ready {
 async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Ready> {
     let arm = &scenario.arms[index];
     Ok(match &arm.client {
-        ArmClient::External(client) => {
-            Ready::External(external::start(scenario, client, url).await?)
+        ArmClient::External(_) | ArmClient::Command(_) => {
+            Ready::External(external::start(scenario, arm, url).await?)
         }
         ArmClient::Replica(strategy) => {
             let uri: http::Uri = url.parse().map_err(io::Error::other)?;
@@ -333,6 +341,7 @@ async fn plain(
         max_lag,
         policy,
         complete,
+        command: None,
     })
 }
 

@@ -15,6 +15,7 @@ pub struct ArmCommand {
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
     pub(crate) cwd: Option<PathBuf>,
+    pub(crate) handshake_client: Option<String>,
     pub(crate) handshake_timeout: Duration,
     pub(crate) answer_deadline: Duration,
     pub(crate) finish_timeout: Duration,
@@ -28,6 +29,7 @@ impl ArmCommand {
             program: program.into(),
             args: Vec::new(),
             cwd: None,
+            handshake_client: None,
             handshake_timeout: Duration::from_secs(10),
             answer_deadline: Duration::from_secs(120),
             finish_timeout: Duration::from_secs(10),
@@ -44,6 +46,21 @@ impl ArmCommand {
     pub fn with_cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
         self
+    }
+
+    /// The client id the handshake must name, when it is not [`ArmCommand::client`] (a
+    /// command arm whose command line passes its own `--client`).
+    pub fn with_handshake_client(mut self, id: impl Into<String>) -> Self {
+        self.handshake_client = Some(id.into());
+        self
+    }
+
+    /// The whole command line: the program, then its arguments.
+    pub fn argv(&self) -> Vec<String> {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
     }
 
     /// How long to wait for the handshake line.

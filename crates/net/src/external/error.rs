@@ -25,6 +25,31 @@ pub enum ExternalError {
         /// The client asked for.
         client: String,
     },
+    /// The client's runtime (or a tool its setup needs) is missing.
+    RuntimeMissing {
+        /// The client asked for.
+        client: String,
+        /// What to install, in one sentence: `python3 with the venv module: apt-get
+        /// install python3-venv`.
+        what: String,
+    },
+    /// A command arm's program does not exist or cannot be run.
+    Program {
+        /// The arm.
+        client: String,
+        /// The program as written.
+        program: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The adapter exited with status 2 before its handshake: it refused its
+    /// `--options` (or its command line).
+    OptionsRefused {
+        /// The client asked for.
+        client: String,
+        /// The end of the adapter's stderr, which names the key.
+        stderr: String,
+    },
     /// The adapter directory (or its entry point) does not exist.
     AdapterNotFound {
         /// The client asked for.
@@ -123,6 +148,9 @@ impl ExternalError {
         match self {
             ExternalError::UnknownClient { client, .. }
             | ExternalError::NodeNotFound { client }
+            | ExternalError::RuntimeMissing { client, .. }
+            | ExternalError::Program { client, .. }
+            | ExternalError::OptionsRefused { client, .. }
             | ExternalError::AdapterNotFound { client, .. }
             | ExternalError::Install { client, .. }
             | ExternalError::Spawn { client, .. }
@@ -140,6 +168,7 @@ impl ExternalError {
     pub fn stderr(&self) -> Option<&str> {
         match self {
             ExternalError::Handshake { stderr, .. }
+            | ExternalError::OptionsRefused { stderr, .. }
             | ExternalError::Malformed { stderr, .. }
             | ExternalError::Exited { stderr, .. }
             | ExternalError::NoAnswer { stderr, .. }
@@ -171,16 +200,31 @@ impl fmt::Display for ExternalError {
                 known.join(", ")
             ),
             ExternalError::NodeNotFound { client } => {
-                write!(f, "{client} needs Node.js: `node` not found on PATH")
+                write!(f, "{client} needs Node.js: `node` not found on PATH (apt-get install nodejs npm)")
+            }
+            ExternalError::RuntimeMissing { client, what } => write!(f, "{client} needs {what}"),
+            ExternalError::Program {
+                client,
+                program,
+                detail,
+            } => write!(f, "arm {client}: program `{program}` {detail}"),
+            ExternalError::OptionsRefused { client, stderr } => {
+                write!(f, "adapter {client} refused its options: ")?;
+                let s = stderr.trim();
+                if s.is_empty() {
+                    f.write_str("(exit status 2 before its handshake; it printed nothing on stderr)")
+                } else {
+                    f.write_str(&s.lines().collect::<Vec<_>>().join(" / "))
+                }
             }
             ExternalError::AdapterNotFound { client, path } => write!(
                 f,
-                "{client}: adapter not found at {} (set HERD_NODE_ADAPTER to the adapters/node directory)",
+                "{client}: adapter not found at {} (HERD_ADAPTERS names a directory like the repository's adapters/, HERD_NODE_ADAPTER its node/; unset both to use the adapters built into herd)",
                 path.display()
             ),
             ExternalError::Install { client, dir, detail } => write!(
                 f,
-                "{client}: the Node adapter's dependencies are not installed in {}: {detail}",
+                "{client}: setting up the adapter in {} failed: {detail}",
                 dir.display()
             ),
             ExternalError::Spawn {

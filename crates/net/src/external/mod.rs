@@ -19,16 +19,25 @@
 //! - [`protocol`]: the wire types and their parsing, with line-numbered errors;
 //! - [`ExternalArm`]: a running adapter (spawn, [`ExternalArm::send`],
 //!   [`ExternalArm::recv`], [`ExternalArm::finish`], [`ExternalArm::stop`]);
-//! - [`NodeAdapter`]: where the Node adapter lives and how to start one of its clients.
+//! - [`Adapter`]: where the built-in Node, Python and Go adapters live (herd's cache, set
+//!   up on first use from sources compiled into herd), and how to start one of their
+//!   clients;
+//! - [`command_arm`]: any other program, from a scenario's `client = { command = [...] }`.
 
+mod adapter;
+mod bundle;
 mod command;
 mod error;
-mod node;
 mod process;
+mod program;
 pub mod protocol;
 mod tail;
 
+pub use adapter::{
+    node_clients, Adapter, AdapterOptions, NodeAdapter, NodeArmOptions, ADAPTERS_ENV, ADAPTER_ENV,
+};
+pub use bundle::{cache_dir, CACHE_ENV};
 pub use command::ArmCommand;
 pub use error::ExternalError;
-pub use node::{node_clients, NodeAdapter, NodeArmOptions};
 pub use process::{Answered, ExternalArm, STOP_GRACE};
+pub use program::command_arm;

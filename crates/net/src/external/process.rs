@@ -139,6 +139,10 @@ impl ExternalArm {
         let stderr_task = tokio::spawn(keep_tail(stderr, tail.clone()));
         let mut sup = Supervisor {
             client: client.clone(),
+            expect_client: cmd
+                .handshake_client
+                .clone()
+                .unwrap_or_else(|| client.clone()),
             child,
             lines: BufReader::new(stdout).lines(),
             line_no: 0,
@@ -316,6 +320,8 @@ async fn write_requests(mut stdin: ChildStdin, mut ids: mpsc::UnboundedReceiver<
 /// Owns the child and its stdout; see the module docs.
 struct Supervisor {
     client: String,
+    /// The client the handshake must name.
+    expect_client: String,
     child: Child,
     lines: Lines<BufReader<ChildStdout>>,
     line_no: u64,
@@ -377,7 +383,21 @@ impl Supervisor {
         };
         let text = match read {
             Ok(Some(text)) => text,
-            Ok(None) => return Err(self.exited("before its handshake").await),
+            Ok(None) => {
+                return Err(match self.exited("before its handshake").await {
+                    // Exit status 2 before the handshake is the protocol's refusal of
+                    // `--options` (or of the command line): bad input, not a crash.
+                    ExternalError::Exited {
+                        client,
+                        status,
+                        stderr,
+                        ..
+                    } if status == "exit status: 2" => {
+                        ExternalError::OptionsRefused { client, stderr }
+                    }
+                    e => e,
+                });
+            }
             Err(e) => return Err(self.unreadable(e).await),
         };
         self.line_no += 1;
@@ -385,10 +405,10 @@ impl Supervisor {
             Ok(h) => h,
             Err(le) => return Err(self.malformed(le).await),
         };
-        if h.client != self.client {
+        if h.client != self.expect_client {
             let detail = format!(
                 "asked for client {}, adapter runs {}",
-                self.client, h.client
+                self.expect_client, h.client
             );
             let stderr = self.kill_and_tail().await;
             return Err(ExternalError::Handshake {

@@ -201,3 +201,33 @@ fn real_clients() {
     let m = msg(&(OK.to_string() + "[[arms]]\nid = \"n\"\n"));
     assert!(m.contains("arms[2].policy"), "{m}");
 }
+
+#[test]
+fn command_arms_and_options() {
+    let toml = "name = \"c\"\n[[arms]]\nid = \"mine\"\nclient = { command = [\"python3\", \"-u\", \"./a.py\"], cwd = \"sub\" }\noptions = { retries = 2, names = [\"x\"] }\n";
+    let s = parse(toml, "/srv/scen/c.toml").unwrap();
+    let ArmClient::Command(c) = &s.arms[0].client else {
+        panic!("{:?}", s.arms[0].client)
+    };
+    // The program with no slash stays a PATH lookup; a flag is left alone.
+    assert_eq!(c.argv[..2], ["python3", "-u"]);
+    assert_eq!(c.cwd, std::path::Path::new("/srv/scen/sub"));
+    assert_eq!(
+        s.arms[0].options.as_deref(),
+        Some(r#"{"names":["x"],"retries":2}"#)
+    );
+    let e = parse(
+        "name = \"c\"\n[[arms]]\nid = \"r\"\npolicy = \"none\"\noptions = { a = 1 }\n",
+        "x.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("arms[0].options"), "{e}");
+    let e = parse(
+        "name = \"c\"\n[[arms]]\nid = \"m\"\nclient = { commnd = [\"x\"] }\n",
+        "x.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("unknown field `commnd`"), "{e}");
+}
