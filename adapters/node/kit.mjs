@@ -32,6 +32,9 @@
 //   with status 3 if its parent (herd) dies. build may also call fail() (exit 2) to refuse
 //   a combination of options: its first call, the warm-up's, comes before the handshake.
 //
+// run(build, { key: type }, …): the same for an adapter with one client, which runs under
+//   whatever --client herd passes (and echoes it in the handshake).
+//
 // options: { clientId: { key: type } }, type one of 'int', 'uint' (>= 0), 'number', 'bool',
 //   'string', oneOf('a', 'b') (exactly one of those JSON values), an array ['int'] (a JSON
 //   array of that), or alternatives 'number|null'. Absent keys are absent from cfg.options.
@@ -198,7 +201,10 @@ export function parseArgs(argv, clients, declared = {}) {
     }
   }
   if (!cfg.client) fail('--client is required');
-  if (!Object.hasOwn(clients, cfg.client)) {
+  if (typeof clients === 'function') {
+    // One client under whatever id herd gives it; `declared` is its { key: type }.
+    declared = { [cfg.client]: declared };
+  } else if (!Object.hasOwn(clients, cfg.client)) {
     fail(`unknown client ${cfg.client} (expected one of: ${Object.keys(clients).join(', ')})`);
   }
   if (!cfg.url) fail('--url is required');
@@ -282,7 +288,7 @@ async function warmUp(build, cfg) {
 export async function run(clients, options = {}, { warmup = true, argv = process.argv.slice(2) } = {}) {
   exitWithParent();
   const cfg = parseArgs(argv, clients, options);
-  const build = clients[cfg.client];
+  const build = typeof clients === 'function' ? clients : clients[cfg.client];
   if (warmup) await warmUp(build, cfg);
   const client = await build(cfg, { warmup: false });
 
