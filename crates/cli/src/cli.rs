@@ -18,7 +18,7 @@ pub enum Command {
     /// Run a scenario's arms in the discrete-event simulator (virtual clock, same policies,
     /// same report; the JSON is byte-identical for the same scenario, seed and flags).
     Sim(SimArgs),
-    /// Serve the [upstream] part of a scenario until interrupted.
+    /// Serve the upstream of a scenario (its faults and capacity) until interrupted.
     Upstream(UpstreamArgs),
     /// Show the delays a retry policy waits before each retry.
     Policy(PolicyArgs),
@@ -125,7 +125,7 @@ pub struct CheckArgs {
 
 #[derive(Args, Debug)]
 pub struct UpstreamArgs {
-    /// A scenario file or embedded name; only its [upstream] and seed are used.
+    /// A scenario file or embedded name; only its upstream table and seed are used.
     #[arg(default_value = "seed")]
     pub scenario: String,
     /// Address to listen on.

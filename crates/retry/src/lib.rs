@@ -1,28 +1,4 @@
-//! # herd-retry
-//!
-//! Retry policies as pure values. A [`Policy`] answers one question — after this outcome,
-//! retry (and after how long) or give up? — from the outcome, the request's small
-//! [`RetryState`], and an RNG the caller passes in. It never reads a clock, never touches a
-//! global RNG and does no I/O. That is what lets herd run the *same* policy object in three
-//! places: the discrete-event simulator (virtual clock, seeded RNG), the real load driver
-//! (tokio), and production clients.
-//!
-//! ```
-//! use herd_retry::{Decision, Jitter, Method, Outcome, Policy, Profile, RetryState};
-//! use rand::SeedableRng;
-//!
-//! let policy = Policy::new(Profile::Undici).with_jitter(Jitter::Full);
-//! let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
-//! let mut state = RetryState::default();
-//! match policy.decide(&mut state, Method::Get, &Outcome::status(503), &mut rng) {
-//!     Decision::Retry { after } => assert!(after.as_millis() < 500),
-//!     other => panic!("expected a retry, got {other:?}"),
-//! }
-//! ```
-//!
-//! Jitter decides *when* retries land; only a [`budget`] bounds *how many* there are when
-//! the upstream is down. The [`Retrier`] combines the two with an overall deadline, and the
-//! `herd` profile is the combination herd's reports argue for.
+#![doc = include_str!("../README.md")]
 //!
 //! ## Features
 //! Both off by default: the default build is the pure policy code, with no tokio, hyper or

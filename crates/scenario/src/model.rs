@@ -1,7 +1,7 @@
 //! The validated scenario: what a run offers, how the client behaves, what the upstream
 //! does wrong, and which retry strategies (arms) are compared.
 //!
-//! These types hold only checked values; [`crate::parse`] builds them from TOML and is the
+//! These types hold only checked values; [`crate::parse()`] builds them from TOML and is the
 //! only place that reports bad input. Everything downstream (the real upstream, the driver,
 //! the simulator, the report) can take them as given.
 

@@ -1,6 +1,6 @@
 //! From TOML text to a validated [`Scenario`]: the one place that judges user input.
 //!
-//! Two passes: serde checks shape (unknown keys, wrong types), then [`Check`] checks
+//! Two passes: serde checks shape (unknown keys, wrong types), then `Check` checks
 //! values (ranges, names, consistency). Both report `file:line:col: key `k`: message`.
 
 use crate::duration::BoundedDuration;

@@ -162,7 +162,7 @@ pub async fn run_arm(
     }))
 }
 
-/// What [`drive`] produced.
+/// What an arm's drive produced (see [`run_arm`]).
 pub struct Driven {
     /// The client side.
     pub recorder: Recorder,

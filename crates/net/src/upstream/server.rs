@@ -19,7 +19,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 /// connection (in-flight requests are abandoned) and returns.
 ///
 /// `epoch` is t = 0 for incidents and buckets; `seed` seeds the fault RNG; `stats` is
-/// filled as requests arrive and can be read meanwhile. [`UpstreamServer::start`](super::Upstream::start)
+/// filled as requests arrive and can be read meanwhile. [`UpstreamServer::start`](super::UpstreamServer::start)
 /// is this in a spawned task.
 pub async fn run(
     listener: TcpListener,
