@@ -120,8 +120,9 @@ fn code_spans(s: &str) -> String {
     out
 }
 
-/// Drops an XML declaration, which has no place inside HTML.
-fn strip_prolog(svg: &str) -> &str {
+/// Drops an XML declaration, which has no place inside HTML: an SVG file's text, ready to
+/// inline in a page.
+pub fn strip_prolog(svg: &str) -> &str {
     let t = svg.trim_start();
     if t.starts_with("<?xml") {
         t.find("?>").map_or(t, |i| t[i + 2..].trim_start())

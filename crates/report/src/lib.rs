@@ -33,7 +33,7 @@ mod write;
 pub use cdf::{Cdf, CdfPoint};
 pub use csv::render_csv;
 pub use error::ReportError;
-pub use html::{esc as html_escape, render_html};
+pub use html::{esc as html_escape, render_html, strip_prolog};
 pub use latency::render_latency_svg;
 pub use timeline::{capacity_rps, render_timeline_svg};
 pub use write::{check_dir, write_dir, write_files, FILES};

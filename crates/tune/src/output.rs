@@ -358,13 +358,8 @@ impl Tuned {
             esc(&r.verdict)
         );
         for (_, svg) in svgs {
-            let body = svg.trim_start();
-            let body = match body.strip_prefix("<?xml") {
-                Some(rest) => rest.find("?>").map_or(body, |i| rest[i + 2..].trim_start()),
-                None => body,
-            };
             h.push_str("<figure>\n");
-            h.push_str(body);
+            h.push_str(herd_report::strip_prolog(svg));
             h.push_str("\n</figure>\n");
         }
         h.push_str("<h2>Summary</h2>\n<pre>");
