@@ -18,6 +18,7 @@ use std::process::Command;
 /// A copy of the built binary outside the repository, an empty working directory and a
 /// fresh cache.
 struct Installed {
+    root: PathBuf,
     bin: PathBuf,
     cwd: PathBuf,
     cache: PathBuf,
@@ -31,7 +32,12 @@ fn install() -> Installed {
     let cwd = root.join("empty");
     let cache = root.join("cache");
     std::fs::create_dir_all(&cwd).unwrap();
-    Installed { bin, cwd, cache }
+    Installed {
+        root,
+        bin,
+        cwd,
+        cache,
+    }
 }
 
 fn repository() -> PathBuf {
@@ -90,4 +96,6 @@ fn an_installed_herd_runs_node_python_and_go_clients_from_an_empty_directory() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(!made.is_empty(), "cache is empty");
+    // The cache holds a virtual environment and node_modules: hundreds of MB.
+    let _ = std::fs::remove_dir_all(&i.root);
 }
