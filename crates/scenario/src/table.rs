@@ -9,7 +9,7 @@
 //! parses another's output, so an arm id may hold any character. A partial run (stopped by a
 //! signal) ends with a line saying so, since its figures mean less than a whole run's.
 
-use crate::report::{Report, StopNote};
+use crate::report::{Report, StopNote, TargetInfo};
 use std::fmt::{self, Write};
 
 /// How a column's cells line up.
@@ -209,9 +209,51 @@ pub fn csv_field(v: &str) -> String {
     }
 }
 
-/// The markdown table of `r`, as the terminal shows it.
+/// The markdown table of `r`, as the terminal shows it; a proxy run adds what the target
+/// answered each arm.
 pub fn render(r: &Report) -> String {
-    Table::of(r).to_markdown()
+    let mut s = Table::of(r).to_markdown();
+    if let Some(t) = &r.target {
+        s.push_str(&target_table(r, t));
+    }
+    s
+}
+
+/// A proxy run's second table: per arm, what reached herd, what went on to the target and
+/// how the target answered.
+fn target_table(r: &Report, t: &TargetInfo) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\ntarget {} (connect timeout {} ms, answer timeout {} ms, {} ms settle between arms):\n\n\
+         | arm | server requests | forwarded | 2xx | 3xx | 4xx | 5xx | no answer | target p50 | target p99 |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        t.url, t.connect_timeout_ms, t.answer_timeout_ms, t.settle_ms
+    );
+    for a in &r.arms {
+        let (Some(n), Some(st), Some(er), Some(lat)) = (
+            a.target_requests,
+            a.target_status,
+            a.target_errors,
+            a.target_latency_ms,
+        ) else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {n} | {} | {} | {} | {} | {} | {} | {} |",
+            a.id.replace('|', "\\|"),
+            a.server_requests,
+            st.s2xx,
+            st.s3xx,
+            st.s4xx,
+            st.s5xx,
+            er.total(),
+            Cell::Ms(lat.p50),
+            Cell::Ms(lat.p99)
+        );
+    }
+    s
 }
 
 #[cfg(test)]
