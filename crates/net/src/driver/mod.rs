@@ -149,6 +149,7 @@ pub async fn run_arm(
     if let Some(t) = ticker {
         t.abort();
     }
+    drain_forwards(&scenario.upstream, &upstream.stats()).await;
     let counts = upstream.counts();
     let target = upstream.stats().target();
     upstream.shutdown().await;
@@ -170,6 +171,20 @@ pub async fn run_arm(
         complete,
         command,
     }))
+}
+
+/// Proxy mode: waits until the front has nothing on its way to the target (a stalled
+/// request whose client already gave up, say), so the counts read next hold every admitted
+/// request with its answer. Bounded by the longest a forward can take: the stall, the
+/// connect and the answer timeouts.
+async fn drain_forwards(u: &herd_scenario::Upstream, stats: &Stats) {
+    let Some(t) = &u.target else { return };
+    let slowdown = u.incidents.iter().map(|i| i.slowdown).fold(1.0, f64::max);
+    let bound = u.stall.mul_f64(slowdown) + t.connect_timeout + t.answer_timeout;
+    let give_up = Instant::now() + bound;
+    while stats.forwarding() > 0 && Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 /// Arm `index`'s upstream: the scenario's, with a target told which arm it serves (so the

@@ -209,7 +209,9 @@ async fn proxied(
         }
     };
     let stats = shared.stats.clone();
+    let pending = stats.start_forwarding();
     let job = async move {
+        let _pending = pending;
         tokio::time::sleep(stall).await;
         forward.send(stats, req, peer).await
     };

@@ -12,7 +12,7 @@ use herd_scenario::{
 };
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The upstream's shared, observable state. Build one with [`Stats::new`] to call
@@ -27,6 +27,20 @@ pub struct Stats {
     queued: AtomicU64,
     /// Proxy mode only: what the target answered (`None` without a target).
     target: Mutex<Option<TargetCounts>>,
+    /// Proxy mode only: requests on their way to the target (stalling, waiting for a
+    /// worker, or forwarded and not yet answered).
+    forwarding: AtomicU64,
+}
+
+/// One request on its way to the target; dropping it (done, or abandoned at shutdown)
+/// takes it off [`Stats::forwarding`].
+#[derive(Debug)]
+pub(crate) struct Forwarding(Arc<Stats>);
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        self.0.forwarding.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A snapshot of [`Stats`], as `GET /__herd/stats` serializes it:
@@ -118,6 +132,19 @@ impl Stats {
                 })
                 .collect(),
         }
+    }
+
+    /// Proxy mode: requests on their way to the target now. A run waits for this to reach
+    /// 0 (every wait on the target is bounded) before it reads the counts, so each request
+    /// the front admitted is in them with its answer.
+    pub fn forwarding(&self) -> u64 {
+        self.forwarding.load(Ordering::Relaxed)
+    }
+
+    /// Counts one request on its way to the target until the guard drops.
+    pub(crate) fn start_forwarding(self: &Arc<Self>) -> Forwarding {
+        self.forwarding.fetch_add(1, Ordering::Relaxed);
+        Forwarding(self.clone())
     }
 
     /// A snapshot of what the target answered; `None` without a target.
