@@ -23,10 +23,11 @@
 //! or breaks the connection is counted as such and the client gets 502 or 504, as from any
 //! gateway; nothing waits for ever on a dead service.
 
-use super::handler::{text, Reply};
+use super::capacity::Admission;
+use super::handler::{text, work, Reply, Shared};
 use super::Stats;
 use herd_scenario::target::{Scheme, ARM_HEADER};
-use herd_scenario::{Target, TargetOutcome};
+use herd_scenario::{ServerEvent, Target, TargetOutcome};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Request, StatusCode, Uri, Version};
 use http_body_util::BodyExt;
@@ -228,6 +229,53 @@ pub async fn preflight(target: &Target) -> Result<(), String> {
             "target {url}: no connection within the connect timeout ({} ms)",
             target.connect_timeout.as_millis()
         )),
+    }
+}
+
+/// Proxy mode: the request drew no fault and was admitted; after an injected stall, the
+/// target answers it (see [`super::forward`]).
+pub(super) async fn proxied(
+    shared: &Arc<Shared>,
+    forward: &Result<Arc<Forward>, Arc<str>>,
+    admitted: Admission,
+    stall: Duration,
+    req: Request<Incoming>,
+    peer: Option<IpAddr>,
+    id: Option<u64>,
+) -> Reply {
+    let forward = match forward {
+        Ok(f) => f.clone(),
+        Err(why) => {
+            shared.record(ServerEvent::TargetFailed, id);
+            return text(
+                StatusCode::BAD_GATEWAY,
+                &format!(
+                    "herd: {why}
+"
+                ),
+            );
+        }
+    };
+    let stats = shared.stats.clone();
+    let pending = stats.start_forwarding();
+    let job = move || async move {
+        let _pending = pending;
+        tokio::time::sleep(stall).await;
+        forward.send(stats, req, peer).await
+    };
+    match work(shared, admitted, job).await {
+        Some((reply, outcome)) => {
+            let ok = matches!(outcome, TargetOutcome::Answered(200..=299));
+            let ev = if ok {
+                ServerEvent::Ok
+            } else {
+                ServerEvent::TargetFailed
+            };
+            shared.record(ev, id);
+            reply
+        }
+        // Shutting down: dropped unanswered, like every other open connection.
+        None => std::future::pending().await,
     }
 }
 

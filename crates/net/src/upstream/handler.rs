@@ -6,7 +6,7 @@
 //! drops it along with the connection.
 
 use super::capacity::{Admission, Capacity};
-use super::forward::Forward;
+use super::forward::{self, Forward};
 use super::metrics;
 use super::{lock, Stats};
 use bytes::Bytes;
@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     /// The one fault RNG: fates are drawn in arrival order from a single seeded stream.
     rng: Mutex<Pcg64Mcg>,
     /// Counts and gauges.
-    stats: Arc<Stats>,
+    pub(super) stats: Arc<Stats>,
     /// Workers and their queue.
     capacity: Arc<Capacity>,
     /// Resolves (with an error) when the server shuts down; detached work stops then.
@@ -83,7 +83,7 @@ impl Shared {
         Instant::now().saturating_duration_since(self.epoch)
     }
 
-    fn record(&self, ev: ServerEvent, id: Option<u64>) {
+    pub(super) fn record(&self, ev: ServerEvent, id: Option<u64>) {
         self.stats.record(self.now(), ev, id);
     }
 
@@ -156,9 +156,11 @@ pub(crate) async fn handle(
             admitted => {
                 if let (Some(forward), Some(req)) = (&shared.forward, req) {
                     let stall = if stalled { service } else { Duration::ZERO };
-                    return Ok(proxied(&shared, forward, admitted, stall, req, peer, id).await);
+                    return Ok(
+                        forward::proxied(&shared, forward, admitted, stall, req, peer, id).await,
+                    );
                 }
-                if work(&shared, admitted, tokio::time::sleep(service))
+                if work(&shared, admitted, move || tokio::time::sleep(service))
                     .await
                     .is_none()
                 {
@@ -184,60 +186,13 @@ fn request_id<B>(req: &Request<B>) -> Option<u64> {
         .ok()
 }
 
-/// Proxy mode: the request drew no fault and was admitted; after an injected stall, the
-/// target answers it (see [`super::forward`]).
-async fn proxied(
-    shared: &Arc<Shared>,
-    forward: &Result<Arc<Forward>, Arc<str>>,
-    admitted: Admission,
-    stall: Duration,
-    req: Request<Incoming>,
-    peer: Option<IpAddr>,
-    id: Option<u64>,
-) -> Reply {
-    let forward = match forward {
-        Ok(f) => f.clone(),
-        Err(why) => {
-            shared.record(ServerEvent::TargetFailed, id);
-            return text(
-                StatusCode::BAD_GATEWAY,
-                &format!(
-                    "herd: {why}
-"
-                ),
-            );
-        }
-    };
-    let stats = shared.stats.clone();
-    let pending = stats.start_forwarding();
-    let job = async move {
-        let _pending = pending;
-        tokio::time::sleep(stall).await;
-        forward.send(stats, req, peer).await
-    };
-    match work(shared, admitted, job).await {
-        Some((reply, outcome)) => {
-            let ok = matches!(outcome, herd_scenario::TargetOutcome::Answered(200..=299));
-            let ev = if ok {
-                ServerEvent::Ok
-            } else {
-                ServerEvent::TargetFailed
-            };
-            shared.record(ev, id);
-            reply
-        }
-        // Shutting down: dropped unanswered, like every other open connection.
-        None => std::future::pending().await,
-    }
-}
-
-/// Runs admitted work (`job`: the model's service time, or a forward to the target) in a
+/// Runs admitted work (`job` makes it: the model's service time, or a forward to the target) in a
 /// task of its own, so it holds its worker until done even if the client leaves and hyper
 /// drops this handler. `None` if the server shut down first.
-async fn work<T: Send + 'static>(
+pub(super) async fn work<T: Send + 'static, F: Future<Output = T> + Send + 'static>(
     shared: &Arc<Shared>,
     admitted: Admission,
-    job: impl Future<Output = T> + Send + 'static,
+    job: impl FnOnce() -> F + Send + 'static,
 ) -> Option<T> {
     let (done, finished) = oneshot::channel::<T>();
     let mut closing = shared.closing.clone();
@@ -251,7 +206,9 @@ async fn work<T: Send + 'static>(
                 },
                 Admission::Shed => return None,
             };
-            Some(job.await)
+            // Made only now: a sleep's deadline is fixed when it is created, and queued work
+            // starts its service time when it gets a worker.
+            Some(job().await)
         };
         tokio::select! {
             _ = closing.changed() => {}
