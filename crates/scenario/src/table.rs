@@ -299,6 +299,42 @@ mod tests {
     }
 
     #[test]
+    fn a_proxy_run_adds_what_the_target_answered() {
+        let mut arm: crate::ArmReport =
+            serde_json::from_str(r#"{"id":"undici","policy":"p","logical_requests":10,"succeeded":10,"failed":0,"hard_fail_ratio":0.0,"latency_ms":{"mean":1.0,"p50":1.0,"p90":1.0,"p99":2.0,"p999":2.0,"max":2.0},"client_attempts":12,"server_requests":12,"load_multiplier":1.2,"peak_rps_multiplier":1.2,"burst_multiplier":2.0,"shed":0,"recovery_ms":null,"timeline":[]}"#)
+                .expect("an arm");
+        arm.target_requests = Some(11);
+        arm.target_status = Some(crate::StatusClasses {
+            s2xx: 9,
+            s5xx: 1,
+            ..Default::default()
+        });
+        arm.target_errors = Some(crate::TargetErrors {
+            connect: 1,
+            ..Default::default()
+        });
+        arm.target_latency_ms = Some(crate::Latency {
+            p50: 0.21,
+            p99: 4.5,
+            ..Default::default()
+        });
+        let mut r = Report::new("real", "s", 1, 100.0, vec![arm]);
+        r.target = Some(TargetInfo {
+            url: "http://127.0.0.1:8089".into(),
+            connect_timeout_ms: 1000,
+            answer_timeout_ms: 10000,
+            settle_ms: 500,
+        });
+        let text = render(&r);
+        assert!(text.ends_with(
+            "\ntarget http://127.0.0.1:8089 (connect timeout 1000 ms, answer timeout 10000 ms, 500 ms settle between arms):\n\n\
+             | arm | server requests | forwarded | 2xx | 3xx | 4xx | 5xx | no answer | target p50 | target p99 |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+             | undici | 12 | 11 | 9 | 0 | 0 | 1 | 1 | 0.2ms | 4.5ms |\n"
+        ), "{text}");
+    }
+
+    #[test]
     fn markdown_escapes_pipes() {
         let md = table("a|b").to_markdown();
         assert_eq!(
