@@ -308,6 +308,9 @@ fn bad_targets_are_refused_with_a_sentence() {
         assert!(e.contains("upstream."), "{line}: {e}");
         assert!(e.contains(says), "{line}: {e}");
     }
+    let o = herd(&["bench", "seed-quick", "--settle", "500"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--settle applies only with a target"));
     let o = herd(&["bench", "seed-quick", "--target", "https://127.0.0.1:1"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("no TLS client"), "{}", stderr(&o));
