@@ -94,8 +94,18 @@ pub struct BenchArgs {
     /// Run the arms one after another. Without it, herd's own arms (replicas, Rust peers)
     /// run at once, then each client in another program (Node, Python, Go, a command) alone, since its timing is its own
     /// process's CPU. Each arm always has its own upstream and pool, so counts never mix.
+    /// With a target, arms always run one after another.
     #[arg(long)]
     pub sequential: bool,
+    /// Put herd's fault front before a real service (`http://HOST:PORT`): every request
+    /// that draws no fault is forwarded to it, one front per arm, arms one after another.
+    /// Instead of the scenario's `[upstream] target`; the scenario's workers and queue are
+    /// then dropped unless it names a target itself.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<herd_scenario::TargetUrl>,
+    /// With a target: pause between arms, ms, instead of `[upstream] settle_ms` (default 1000).
+    #[arg(long, value_name = "MS")]
+    pub settle: Option<f64>,
 }
 
 #[derive(Args, Debug)]
@@ -134,6 +144,10 @@ pub struct UpstreamArgs {
     /// Seed for fault draws, instead of the scenario's.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Forward every request that draws no fault to this service (`http://HOST:PORT`),
+    /// instead of the scenario's `[upstream] target`; without either, herd answers itself.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<herd_scenario::TargetUrl>,
 }
 
 #[derive(Args, Debug)]

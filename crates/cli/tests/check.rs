@@ -28,6 +28,10 @@ fn arm(id: &str, load: f64, peak: f64, hard_fail: f64) -> ArmReport {
         driver_lag_ms: None,
         command: None,
         server_first_retry_ms: None,
+        target_requests: None,
+        target_status: None,
+        target_errors: None,
+        target_latency_ms: None,
         timeline: vec![],
     }
 }

@@ -71,6 +71,10 @@ impl Fixture {
                     driver_lag_ms: None,
                     command: None,
                     server_first_retry_ms: None,
+                    target_requests: None,
+                    target_status: None,
+                    target_errors: None,
+                    target_latency_ms: None,
                     timeline,
                 }
             })

@@ -25,6 +25,10 @@ pub enum ServerEvent {
     Reset,
     /// Turned away for lack of capacity (by reset or by 503, as configured).
     Shed,
+    /// Proxy mode: forwarded, and the target answered other than 2xx or not at all. No
+    /// column of its own (the target's figures say what it was), but a failure for the
+    /// first-retry timing, since that is what the client saw.
+    TargetFailed,
 }
 
 /// Counts for one bucket, or for a whole run.
@@ -52,6 +56,7 @@ impl ServerBucket {
             ServerEvent::Error503 => self.status_503 += 1,
             ServerEvent::Reset => self.resets += 1,
             ServerEvent::Shed => self.shed += 1,
+            ServerEvent::TargetFailed => {}
         }
     }
 }
@@ -91,9 +96,10 @@ impl ServerCounts {
         match ev {
             ServerEvent::Received => self.first_retry.arrived(id, t),
             ServerEvent::Ok => self.first_retry.succeeded(id),
-            ServerEvent::Error503 | ServerEvent::Reset | ServerEvent::Shed => {
-                self.first_retry.failed(id, t)
-            }
+            ServerEvent::Error503
+            | ServerEvent::Reset
+            | ServerEvent::Shed
+            | ServerEvent::TargetFailed => self.first_retry.failed(id, t),
         }
     }
 

@@ -164,6 +164,7 @@ mod tests {
                     hold_answer: HoldAnswer::Reset,
                 },
             ],
+            target: None,
         }
     }
 

@@ -25,6 +25,8 @@ pub mod seeds;
 pub mod span;
 mod strategy_spec;
 pub mod table;
+pub mod target;
+pub mod target_counts;
 pub mod trace;
 
 pub use arrival::Arrivals;
@@ -40,5 +42,7 @@ pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
 pub use record::{ConsumerTally, LogicalRecord, Recorder};
-pub use report::{ArmReport, Report, StopNote};
+pub use report::{ArmReport, Latency, Report, StatusClasses, StopNote, TargetErrors, TargetInfo};
 pub use seeds::{ArmSeed, Seeds};
+pub use target::{Target, TargetUrl};
+pub use target_counts::{TargetCounts, TargetOutcome};

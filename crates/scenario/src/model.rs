@@ -7,6 +7,7 @@
 
 use crate::clients::ExternalClient;
 use crate::duration::BoundedDuration;
+use crate::target::Target;
 use herd_retry::{ConsumerRules, Method, Strategy};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -154,6 +155,10 @@ pub struct Upstream {
     pub shed: Shed,
     /// Windows that override the faults above.
     pub incidents: Vec<Incident>,
+    /// `target = "http://HOST:PORT"`: a real service that every request drawing no fault
+    /// is forwarded to (proxy mode). Then `service_time` is the service's own; `workers`
+    /// and `queue_limit` still apply in front of it when set. The simulator ignores it.
+    pub target: Option<Target>,
 }
 
 impl Upstream {
@@ -173,6 +178,7 @@ impl Upstream {
             queue_limit: 0,
             shed: Shed::Status503,
             incidents: vec![],
+            target: None,
         }
     }
 }

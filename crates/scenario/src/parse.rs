@@ -69,6 +69,7 @@ struct Check<'a> {
 type R<T> = Result<T, ScenarioError>;
 
 mod consumers;
+mod target;
 
 impl Check<'_> {
     fn err(&self, path: &[Seg], message: impl Into<String>) -> ScenarioError {
@@ -302,6 +303,7 @@ impl Check<'_> {
                 ))
             }
         };
+        let target = self.target(&u)?;
         let mut incidents = Vec::with_capacity(u.incidents.len());
         for (i, inc) in u.incidents.into_iter().enumerate() {
             incidents.push(self.incident(i, inc)?);
@@ -318,6 +320,7 @@ impl Check<'_> {
             queue_limit: self.count(&k("queue_limit"), u.queue_limit)? as usize,
             shed,
             incidents,
+            target,
         })
     }
 

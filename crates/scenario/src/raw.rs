@@ -124,6 +124,10 @@ pub(crate) struct RawUpstream {
     pub queue_limit: i64,
     pub shed: String,
     pub incidents: Vec<RawIncident>,
+    pub target: Option<String>,
+    pub connect_timeout_ms: Option<f64>,
+    pub answer_timeout_ms: Option<f64>,
+    pub settle_ms: Option<f64>,
 }
 
 impl Default for RawUpstream {
@@ -140,6 +144,10 @@ impl Default for RawUpstream {
             queue_limit: 0,
             shed: "reset".into(),
             incidents: vec![],
+            target: None,
+            connect_timeout_ms: None,
+            answer_timeout_ms: None,
+            settle_ms: None,
         }
     }
 }

@@ -135,19 +135,7 @@ impl Recorder {
                 }
             })
             .collect();
-        let ms = |q: f64| round3(self.hist.value_at_quantile(q) as f64 / 1000.0);
-        let latency = if n == 0 {
-            Latency::default()
-        } else {
-            Latency {
-                mean: round3(self.hist.mean() / 1000.0),
-                p50: ms(0.5),
-                p90: ms(0.9),
-                p99: ms(0.99),
-                p999: ms(0.999),
-                max: round3(self.hist.max() as f64 / 1000.0),
-            }
-        };
+        let latency = Latency::of(&self.hist);
         let per_bucket = offered_rps * BUCKET.as_secs_f64();
         ArmReport {
             id: id.to_owned(),
@@ -172,7 +160,29 @@ impl Recorder {
             driver_lag_ms: None,
             command: None,
             server_first_retry_ms: server.first_retry(),
+            target_requests: None,
+            target_status: None,
+            target_errors: None,
+            target_latency_ms: None,
             timeline,
+        }
+    }
+}
+
+impl Latency {
+    /// The summary of a histogram in microseconds (all zero when it is empty).
+    pub fn of(hist: &Histogram<u64>) -> Latency {
+        if hist.is_empty() {
+            return Latency::default();
+        }
+        let ms = |q: f64| round3(hist.value_at_quantile(q) as f64 / 1000.0);
+        Latency {
+            mean: round3(hist.mean() / 1000.0),
+            p50: ms(0.5),
+            p90: ms(0.9),
+            p99: ms(0.99),
+            p999: ms(0.999),
+            max: round3(hist.max() as f64 / 1000.0),
         }
     }
 }

@@ -53,6 +53,7 @@ mod tests {
             queue_limit: 0,
             shed: Shed::Reset,
             incidents,
+            target: None,
         }
     }
 

@@ -35,8 +35,79 @@ pub struct Report {
     /// With `partial` only: how the run was stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<StopNote>,
+    /// Proxy runs only: the real service behind herd's front, and the bounds on every
+    /// wait on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetInfo>,
     /// One entry per arm, in scenario order.
     pub arms: Vec<ArmReport>,
+}
+
+/// The target of a proxy run (see [`crate::target`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// `scheme://HOST:PORT`.
+    pub url: String,
+    /// Longest wait for a connection to the target, ms.
+    pub connect_timeout_ms: u64,
+    /// Longest wait from a forwarded request to the target's response head, ms (then the
+    /// front answers 504).
+    pub answer_timeout_ms: u64,
+    /// Pause between arms, ms.
+    pub settle_ms: u64,
+}
+
+/// Answers by status class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusClasses {
+    /// 1xx.
+    #[serde(rename = "1xx")]
+    pub s1xx: u64,
+    /// 2xx.
+    #[serde(rename = "2xx")]
+    pub s2xx: u64,
+    /// 3xx.
+    #[serde(rename = "3xx")]
+    pub s3xx: u64,
+    /// 4xx.
+    #[serde(rename = "4xx")]
+    pub s4xx: u64,
+    /// 5xx.
+    #[serde(rename = "5xx")]
+    pub s5xx: u64,
+}
+
+impl StatusClasses {
+    /// Counts one answer with status `code` (codes outside 100..=599 count as 5xx: a
+    /// target that sends them is broken).
+    pub fn add(&mut self, code: u16) {
+        match code {
+            100..=199 => self.s1xx += 1,
+            200..=299 => self.s2xx += 1,
+            300..=399 => self.s3xx += 1,
+            400..=499 => self.s4xx += 1,
+            _ => self.s5xx += 1,
+        }
+    }
+}
+
+/// Forwarded requests the target never answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetErrors {
+    /// No connection (refused, unreachable, or not within the connect timeout); the front
+    /// answered 502.
+    pub connect: u64,
+    /// No response head within the answer timeout; the front answered 504.
+    pub timeout: u64,
+    /// The connection broke before the response head; the front answered 502.
+    pub broken: u64,
+}
+
+impl TargetErrors {
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.connect + self.timeout + self.broken
+    }
 }
 
 /// How a partial run was stopped, and what it left out.
@@ -125,6 +196,20 @@ pub struct ArmReport {
     /// [`crate::first_retry`]). Absent when no such retry was seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_first_retry_ms: Option<FirstRetrySummary>,
+    /// Proxy runs only: requests the front forwarded to the target (those that drew no
+    /// fault and were not shed). `server_requests` minus this is what herd answered itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_requests: Option<u64>,
+    /// Proxy runs only: the target's answers by status class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_status: Option<StatusClasses>,
+    /// Proxy runs only: forwarded requests the target never answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_errors: Option<TargetErrors>,
+    /// Proxy runs only: the target's latency, from the forwarded request to its response
+    /// head, over the answered requests, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_latency_ms: Option<Latency>,
     /// 100 ms buckets.
     pub timeline: Vec<TimelineRow>,
 }
@@ -178,6 +263,7 @@ impl Report {
             offered_rps,
             partial: false,
             stop: None,
+            target: None,
             arms,
         }
     }

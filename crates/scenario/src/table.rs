@@ -9,7 +9,7 @@
 //! parses another's output, so an arm id may hold any character. A partial run (stopped by a
 //! signal) ends with a line saying so, since its figures mean less than a whole run's.
 
-use crate::report::{Report, StopNote};
+use crate::report::{Report, StopNote, TargetInfo};
 use std::fmt::{self, Write};
 
 /// How a column's cells line up.
@@ -209,9 +209,51 @@ pub fn csv_field(v: &str) -> String {
     }
 }
 
-/// The markdown table of `r`, as the terminal shows it.
+/// The markdown table of `r`, as the terminal shows it; a proxy run adds what the target
+/// answered each arm.
 pub fn render(r: &Report) -> String {
-    Table::of(r).to_markdown()
+    let mut s = Table::of(r).to_markdown();
+    if let Some(t) = &r.target {
+        s.push_str(&target_table(r, t));
+    }
+    s
+}
+
+/// A proxy run's second table: per arm, what reached herd, what went on to the target and
+/// how the target answered.
+fn target_table(r: &Report, t: &TargetInfo) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\ntarget {} (connect timeout {} ms, answer timeout {} ms, {} ms settle between arms):\n\n\
+         | arm | server requests | forwarded | 2xx | 3xx | 4xx | 5xx | no answer | target p50 | target p99 |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        t.url, t.connect_timeout_ms, t.answer_timeout_ms, t.settle_ms
+    );
+    for a in &r.arms {
+        let (Some(n), Some(st), Some(er), Some(lat)) = (
+            a.target_requests,
+            a.target_status,
+            a.target_errors,
+            a.target_latency_ms,
+        ) else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {n} | {} | {} | {} | {} | {} | {} | {} |",
+            a.id.replace('|', "\\|"),
+            a.server_requests,
+            st.s2xx,
+            st.s3xx,
+            st.s4xx,
+            st.s5xx,
+            er.total(),
+            Cell::Ms(lat.p50),
+            Cell::Ms(lat.p99)
+        );
+    }
+    s
 }
 
 #[cfg(test)]
@@ -254,6 +296,42 @@ mod tests {
             "\npartial run: stopped by SIGINT after 4.0 s; 1432 of 9600 requests finished; \
              left out: node-undici, tower-retry\n"
         ));
+    }
+
+    #[test]
+    fn a_proxy_run_adds_what_the_target_answered() {
+        let mut arm: crate::ArmReport =
+            serde_json::from_str(r#"{"id":"undici","policy":"p","logical_requests":10,"succeeded":10,"failed":0,"hard_fail_ratio":0.0,"latency_ms":{"mean":1.0,"p50":1.0,"p90":1.0,"p99":2.0,"p999":2.0,"max":2.0},"client_attempts":12,"server_requests":12,"load_multiplier":1.2,"peak_rps_multiplier":1.2,"burst_multiplier":2.0,"shed":0,"recovery_ms":null,"timeline":[]}"#)
+                .expect("an arm");
+        arm.target_requests = Some(11);
+        arm.target_status = Some(crate::StatusClasses {
+            s2xx: 9,
+            s5xx: 1,
+            ..Default::default()
+        });
+        arm.target_errors = Some(crate::TargetErrors {
+            connect: 1,
+            ..Default::default()
+        });
+        arm.target_latency_ms = Some(crate::Latency {
+            p50: 0.21,
+            p99: 4.5,
+            ..Default::default()
+        });
+        let mut r = Report::new("real", "s", 1, 100.0, vec![arm]);
+        r.target = Some(TargetInfo {
+            url: "http://127.0.0.1:8089".into(),
+            connect_timeout_ms: 1000,
+            answer_timeout_ms: 10000,
+            settle_ms: 500,
+        });
+        let text = render(&r);
+        assert!(text.ends_with(
+            "\ntarget http://127.0.0.1:8089 (connect timeout 1000 ms, answer timeout 10000 ms, 500 ms settle between arms):\n\n\
+             | arm | server requests | forwarded | 2xx | 3xx | 4xx | 5xx | no answer | target p50 | target p99 |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+             | undici | 12 | 11 | 9 | 0 | 0 | 1 | 1 | 0.2ms | 4.5ms |\n"
+        ), "{text}");
     }
 
     #[test]

@@ -22,9 +22,16 @@ use std::time::Instant;
 
 pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let p = prepare(&a.run)?;
-    let s = p.scenario;
+    let mut s = p.scenario;
     let quiet = a.run.quiet;
     check_out(&a.run)?;
+    super::target::apply(&mut s.upstream, a.target.clone(), a.settle)?;
+    if let Some(t) = &s.upstream.target {
+        if !quiet {
+            eprintln!("{}", super::target::announce(&s, t));
+        }
+        super::target::preflight(&runtime()?, t)?;
+    }
     if let Some(n) = a.run.seeds {
         let driver = super::seeds::Driver::Bench {
             sequential: a.sequential,
@@ -32,7 +39,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         return super::seeds::run(&a.run, &s, n, driver);
     }
     let signals = Signals::install()?;
-    if !quiet {
+    if !quiet && s.upstream.target.is_none() {
         eprintln!(
             "herd bench {}: {} arm(s), {} requests each at {} req/s{}",
             s.name,
@@ -67,6 +74,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let arms = ran.iter().map(|&(i, r)| r.report(&s, i)).collect();
     let recorders: Vec<_> = ran.iter().map(|(_, r)| &r.recorder).collect();
     let mut report = Report::new("real", &s.name, s.seed, s.load.rate, arms);
+    report.target = s.upstream.target.as_ref().map(super::target::info);
     if let Some(caught) = signals.caught() {
         let left_out = left_out(&s, runs.iter().map(Option::is_some));
         report = report.stopped(stop_note(caught, &s, &recorders, left_out));
@@ -98,7 +106,15 @@ pub(super) async fn run_rounds(
 ) -> anyhow::Result<Vec<Option<ArmRun>>> {
     let shared = Arc::new(s.clone());
     let mut out: Vec<Option<ArmRun>> = (0..s.arms.len()).map(|_| None).collect();
-    for round in rounds(s, sequential) {
+    let settle = s.upstream.target.as_ref().map(|t| t.settle);
+    for (n, round) in rounds(s, sequential).into_iter().enumerate() {
+        if let Some(pause) = settle.filter(|_| n > 0) {
+            // Let the service drain the previous arm's work before the next one starts.
+            tokio::select! {
+                () = stop.requested() => {}
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
         if stop.is_requested() {
             break;
         }
@@ -127,7 +143,8 @@ pub(super) async fn run_rounds(
     Ok(out)
 }
 
-/// Which arms run together, round after round: with `sequential`, each alone; otherwise
+/// Which arms run together, round after round: with `sequential` or a target (arms sharing
+/// a real service would shape each other's results), each alone; otherwise
 /// every arm herd runs in its own process (replicas and Rust peers) at once, then each arm
 /// whose client is another program alone. An external client's timing is that program's
 /// CPU, which herd does not schedule: five Node processes beside eight arms on two cores
@@ -136,7 +153,7 @@ pub(super) async fn run_rounds(
 fn rounds(s: &Scenario, sequential: bool) -> Vec<Vec<usize>> {
     let (external, own): (Vec<usize>, Vec<usize>) =
         (0..s.arms.len()).partition(|&i| s.arms[i].client.is_external());
-    if sequential {
+    if sequential || s.upstream.target.is_some() {
         return (0..s.arms.len()).map(|i| vec![i]).collect();
     }
     let mut r = vec![];

@@ -30,6 +30,13 @@ pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
             arm.id
         )));
     }
+    if let (Some(t), false) = (&s.upstream.target, a.run.quiet) {
+        eprintln!(
+            "note: the simulator does not reach target {}: it simulates the scenario's model upstream \
+             (service_time, workers, queue_limit) with the same faults; `herd bench` forwards to it",
+            t.url
+        );
+    }
     if let Some(n) = a.run.seeds {
         return super::seeds::run(&a.run, &s, n, super::seeds::Driver::Sim);
     }

@@ -32,7 +32,7 @@ use crate::upstream::{Stats, UpstreamServer};
 use crate::Stop;
 use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
 use herd_scenario::{
-    ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts,
+    ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts, TargetCounts,
 };
 use rand_pcg::Pcg64Mcg;
 use std::io;
@@ -49,6 +49,8 @@ pub struct ArmRun {
     pub recorder: Recorder,
     /// The server side, from the arm's upstream.
     pub counts: ServerCounts,
+    /// Proxy mode: what the target answered the arm's front.
+    pub target: Option<TargetCounts>,
     /// Wall time of the arm, first arrival to last answer.
     pub wall: Duration,
     /// The largest delay between a request's intended send time and the moment the driver
@@ -74,6 +76,12 @@ impl ArmRun {
             .finish(&arm.id, &self.policy, &self.counts, scenario);
         r.driver_lag_ms = Some((self.max_lag.as_secs_f64() * 1e4).round() / 10.0);
         r.command.clone_from(&self.command);
+        if let Some(t) = &self.target {
+            r.target_requests = Some(t.requests());
+            r.target_status = Some(t.status());
+            r.target_errors = Some(t.errors());
+            r.target_latency_ms = Some(t.latency());
+        }
         r
     }
 }
@@ -130,7 +138,7 @@ pub async fn run_arm(
         () = stop.requested() => return Ok(None),
         ready = prepare(scenario, index, &url) => ready?,
     };
-    let upstream = bound.serve(scenario.upstream.clone(), scenario.seed);
+    let upstream = bound.serve(front(scenario, index), scenario.seed);
     tracing::info!(arm = %scenario.arms[index].id, "client ready; the clock starts");
     let ticker = progress
         .clone()
@@ -141,7 +149,9 @@ pub async fn run_arm(
     if let Some(t) = ticker {
         t.abort();
     }
+    drain_forwards(&scenario.upstream, &upstream.stats()).await;
     let counts = upstream.counts();
+    let target = upstream.stats().target();
     upstream.shutdown().await;
     let Driven {
         recorder,
@@ -156,10 +166,35 @@ pub async fn run_arm(
         policy,
         recorder,
         counts,
+        target,
         wall,
         complete,
         command,
     }))
+}
+
+/// Proxy mode: waits until the front has nothing on its way to the target (a stalled
+/// request whose client already gave up, say), so the counts read next hold every admitted
+/// request with its answer. Bounded by the longest a forward can take: the stall, the
+/// connect and the answer timeouts.
+async fn drain_forwards(u: &herd_scenario::Upstream, stats: &Stats) {
+    let Some(t) = &u.target else { return };
+    let slowdown = u.incidents.iter().map(|i| i.slowdown).fold(1.0, f64::max);
+    let bound = u.stall.mul_f64(slowdown) + t.connect_timeout + t.answer_timeout;
+    let give_up = Instant::now() + bound;
+    while stats.forwarding() > 0 && Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Arm `index`'s upstream: the scenario's, with a target told which arm it serves (so the
+/// service's logs can tell arms apart, see [`herd_scenario::target::ARM_HEADER`]).
+fn front(scenario: &Scenario, index: usize) -> herd_scenario::Upstream {
+    let mut u = scenario.upstream.clone();
+    if let Some(t) = &mut u.target {
+        t.arm = Some(scenario.arms[index].id.clone());
+    }
+    u
 }
 
 /// What an arm's drive produced (see [`run_arm`]).

@@ -27,10 +27,11 @@ pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>) {
             return;
         }
     };
+    let peer = stream.peer_addr().ok().map(|a| a.ip());
     let trigger = Arc::new(Notify::new());
     let service = {
         let trigger = trigger.clone();
-        service_fn(move |req| handler::handle(shared.clone(), trigger.clone(), req))
+        service_fn(move |req| handler::handle(shared.clone(), trigger.clone(), peer, req))
     };
     let conn = http1::Builder::new()
         .keep_alive(true)

@@ -6,22 +6,27 @@
 //! drops it along with the connection.
 
 use super::capacity::{Admission, Capacity};
+use super::forward::{self, Forward};
 use super::metrics;
 use super::{lock, Stats};
 use bytes::Bytes;
 use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, REQUEST_ID_HEADER};
 use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::Full;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
 use rand_pcg::Pcg64Mcg;
 use std::convert::Infallible;
+use std::future::Future;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{oneshot, watch, Notify};
 use tokio::time::Instant;
 
-/// The response type of every request.
-pub(crate) type Reply = Response<Full<Bytes>>;
+/// The response type of every request: herd's own answers, or a target's streamed.
+pub(crate) type Reply = Response<BoxBody<Bytes, hyper::Error>>;
 
 /// Prefix of the control endpoints, which are neither counted nor faulted.
 const CONTROL: &str = "/__herd/";
@@ -36,11 +41,14 @@ pub(crate) struct Shared {
     /// The one fault RNG: fates are drawn in arrival order from a single seeded stream.
     rng: Mutex<Pcg64Mcg>,
     /// Counts and gauges.
-    stats: Arc<Stats>,
+    pub(super) stats: Arc<Stats>,
     /// Workers and their queue.
     capacity: Arc<Capacity>,
     /// Resolves (with an error) when the server shuts down; detached work stops then.
     closing: watch::Receiver<()>,
+    /// Proxy mode: the way to the target, or why there is none (every request that would
+    /// be forwarded is then answered 502 with the reason).
+    forward: Option<Result<Arc<Forward>, Arc<str>>>,
 }
 
 impl Shared {
@@ -52,6 +60,13 @@ impl Shared {
         closing: watch::Receiver<()>,
     ) -> Self {
         let capacity = Capacity::new(config.workers, config.queue_limit, stats.clone());
+        let forward = config.target.as_ref().map(|t| {
+            stats.enable_target();
+            Forward::new(t).map(Arc::new).map_err(|e| {
+                tracing::error!("{}", e.0);
+                Arc::from(e.0)
+            })
+        });
         Shared {
             config,
             epoch,
@@ -59,6 +74,7 @@ impl Shared {
             stats,
             capacity,
             closing,
+            forward,
         }
     }
 
@@ -67,7 +83,7 @@ impl Shared {
         Instant::now().saturating_duration_since(self.epoch)
     }
 
-    fn record(&self, ev: ServerEvent, id: Option<u64>) {
+    pub(super) fn record(&self, ev: ServerEvent, id: Option<u64>) {
         self.stats.record(self.now(), ev, id);
     }
 
@@ -82,11 +98,12 @@ impl Shared {
     }
 }
 
-/// Answers one request on a connection whose reset trigger is `reset`.
-pub(crate) async fn handle<B>(
+/// Answers one request from `peer` on a connection whose reset trigger is `reset`.
+pub(crate) async fn handle(
     shared: Arc<Shared>,
     reset: Arc<Notify>,
-    req: Request<B>,
+    peer: Option<IpAddr>,
+    req: Request<Incoming>,
 ) -> Result<Reply, Infallible> {
     if req.uri().path().starts_with(CONTROL) {
         return Ok(control(&shared, &req));
@@ -95,10 +112,15 @@ pub(crate) async fn handle<B>(
         return Ok(metrics_reply(&shared, &req));
     }
     let id = request_id(&req);
-    drop(req); // hyper drains any body it can to keep the connection alive.
     let t = shared.now();
     shared.stats.record(t, ServerEvent::Received, id);
     let fate = shared.config.fate(t, &mut *lock(&shared.rng));
+    // Kept only for a target; otherwise hyper drains any body it can to keep the
+    // connection alive.
+    let req = match (&fate, &shared.forward) {
+        (Fate::Work { .. }, Some(_)) => Some(req),
+        _ => None,
+    };
     Ok(match fate {
         Fate::Error503 => {
             shared.record(ServerEvent::Error503, id);
@@ -123,7 +145,7 @@ pub(crate) async fn handle<B>(
                 }
             }
         }
-        Fate::Work { service, .. } => match shared.capacity.admit() {
+        Fate::Work { service, stalled } => match shared.capacity.admit() {
             Admission::Shed => {
                 shared.record(ServerEvent::Shed, id);
                 match shared.config.shed {
@@ -132,7 +154,16 @@ pub(crate) async fn handle<B>(
                 }
             }
             admitted => {
-                if !work(&shared, admitted, service).await {
+                if let (Some(forward), Some(req)) = (&shared.forward, req) {
+                    let stall = if stalled { service } else { Duration::ZERO };
+                    return Ok(
+                        forward::proxied(&shared, forward, admitted, stall, req, peer, id).await,
+                    );
+                }
+                if work(&shared, admitted, move || tokio::time::sleep(service))
+                    .await
+                    .is_none()
+                {
                     // Shutting down: the connection is about to be dropped unanswered, as
                     // every other open one is. Answering here raced with that drop, so a
                     // client sometimes got a 503 the server never counted.
@@ -155,11 +186,15 @@ fn request_id<B>(req: &Request<B>) -> Option<u64> {
         .ok()
 }
 
-/// Runs admitted work in a task of its own, so it holds its worker for the whole service
-/// time even if the client leaves and hyper drops this handler. Returns false if the server
-/// shut down first.
-async fn work(shared: &Arc<Shared>, admitted: Admission, service: Duration) -> bool {
-    let (done, finished) = oneshot::channel::<()>();
+/// Runs admitted work (`job` makes it: the model's service time, or a forward to the target) in a
+/// task of its own, so it holds its worker until done even if the client leaves and hyper
+/// drops this handler. `None` if the server shut down first.
+pub(super) async fn work<T: Send + 'static, F: Future<Output = T> + Send + 'static>(
+    shared: &Arc<Shared>,
+    admitted: Admission,
+    job: impl FnOnce() -> F + Send + 'static,
+) -> Option<T> {
+    let (done, finished) = oneshot::channel::<T>();
     let mut closing = shared.closing.clone();
     tokio::spawn(async move {
         let serve = async {
@@ -167,18 +202,20 @@ async fn work(shared: &Arc<Shared>, admitted: Admission, service: Duration) -> b
                 Admission::Now(w) => w,
                 Admission::Queued(line) => match line.await {
                     Ok(w) => w,
-                    Err(_) => return,
+                    Err(_) => return None,
                 },
-                Admission::Shed => return,
+                Admission::Shed => return None,
             };
-            tokio::time::sleep(service).await;
+            // Made only now: a sleep's deadline is fixed when it is created, and queued work
+            // starts its service time when it gets a worker.
+            Some(job().await)
         };
         tokio::select! {
             _ = closing.changed() => {}
-            () = serve => { let _ = done.send(()); }
+            out = serve => if let Some(out) = out { let _ = done.send(out); },
         }
     });
-    finished.await.is_ok()
+    finished.await.ok()
 }
 
 /// Asks the connection task for an RST; never completes (the task drops this future).
@@ -192,7 +229,7 @@ fn control<B>(shared: &Shared, req: &Request<B>) -> Reply {
     match (req.method(), req.uri().path()) {
         (&Method::GET, "/__herd/stats") => match serde_json::to_vec(&shared.stats.report()) {
             Ok(body) => {
-                let mut r = Response::new(Full::new(Bytes::from(body)));
+                let mut r = Response::new(full(Bytes::from(body)));
                 r.headers_mut()
                     .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
                 r
@@ -209,7 +246,7 @@ fn metrics_reply<B>(shared: &Shared, req: &Request<B>) -> Reply {
     if req.method() != Method::GET {
         return text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n");
     }
-    let mut r = Response::new(Full::new(Bytes::from(metrics::render(&shared.stats))));
+    let mut r = Response::new(full(Bytes::from(metrics::render(&shared.stats))));
     r.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static(metrics::CONTENT_TYPE),
@@ -217,10 +254,16 @@ fn metrics_reply<B>(shared: &Shared, req: &Request<B>) -> Reply {
     r
 }
 
-fn text(status: StatusCode, body: &str) -> Reply {
-    let mut r = Response::new(Full::new(Bytes::copy_from_slice(body.as_bytes())));
+/// A plain-text answer from herd itself.
+pub(crate) fn text(status: StatusCode, body: &str) -> Reply {
+    let mut r = Response::new(full(Bytes::copy_from_slice(body.as_bytes())));
     *r.status_mut() = status;
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
     r
+}
+
+/// A whole body, in the reply's body type.
+fn full(b: Bytes) -> BoxBody<Bytes, hyper::Error> {
+    Full::new(b).map_err(|never| match never {}).boxed()
 }

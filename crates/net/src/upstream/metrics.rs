@@ -46,7 +46,72 @@ pub(crate) fn render(stats: &Stats) -> String {
         stats.in_flight(),
         stats.queued()
     );
+    if let Some(t) = stats.target() {
+        target(&mut s, &t);
+    }
     s
+}
+
+/// Upper bounds of the target latency histogram's buckets, seconds.
+const LATENCY_BOUNDS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+
+/// Proxy mode: what the target answered, and its latency as a Prometheus histogram.
+fn target(s: &mut String, t: &herd_scenario::TargetCounts) {
+    let st = t.status();
+    let er = t.errors();
+    let _ = write!(
+        s,
+        "# HELP herd_target_requests_total Requests forwarded to the target.\n\
+         # TYPE herd_target_requests_total counter\n\
+         herd_target_requests_total {}\n\
+         # HELP herd_target_responses_total The target's answers by status class.\n\
+         # TYPE herd_target_responses_total counter\n",
+        t.requests()
+    );
+    for (class, n) in [
+        ("1xx", st.s1xx),
+        ("2xx", st.s2xx),
+        ("3xx", st.s3xx),
+        ("4xx", st.s4xx),
+        ("5xx", st.s5xx),
+    ] {
+        let _ = writeln!(s, "herd_target_responses_total{{class=\"{class}\"}} {n}");
+    }
+    s.push_str(
+        "# HELP herd_target_errors_total Forwarded requests the target never answered.\n\
+         # TYPE herd_target_errors_total counter\n",
+    );
+    for (kind, n) in [
+        ("connect", er.connect),
+        ("timeout", er.timeout),
+        ("broken", er.broken),
+    ] {
+        let _ = writeln!(s, "herd_target_errors_total{{kind=\"{kind}\"}} {n}");
+    }
+    let h = t.histogram();
+    s.push_str(
+        "# HELP herd_target_latency_seconds The target's latency, forwarded request to response head.\n\
+         # TYPE herd_target_latency_seconds histogram\n",
+    );
+    for le in LATENCY_BOUNDS {
+        let us = (le * 1e6) as u64;
+        let n = if h.is_empty() {
+            0
+        } else {
+            h.count_between(0, us)
+        };
+        let _ = writeln!(s, "herd_target_latency_seconds_bucket{{le=\"{le}\"}} {n}");
+    }
+    let sum = h.mean() * h.len() as f64 / 1e6;
+    let _ = write!(
+        s,
+        "herd_target_latency_seconds_bucket{{le=\"+Inf\"}} {n}\n\
+         herd_target_latency_seconds_sum {sum}\n\
+         herd_target_latency_seconds_count {n}\n",
+        n = h.len()
+    );
 }
 
 #[cfg(test)]

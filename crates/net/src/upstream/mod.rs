@@ -35,15 +35,17 @@
 
 mod capacity;
 mod conn;
+mod forward;
 mod handler;
 mod metrics;
 mod server;
 mod signal;
 mod stats;
 
+pub use forward::{https_unsupported, preflight};
 pub use server::run;
 pub use signal::serve_until_signal;
-pub use stats::{Stats, StatsReport, TimedBucket};
+pub use stats::{Stats, StatsReport, TargetTotals, TimedBucket};
 
 use herd_scenario::ServerCounts;
 use std::net::SocketAddr;

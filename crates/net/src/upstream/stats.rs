@@ -6,10 +6,13 @@
 //! truth, and only read here.
 
 use super::lock;
-use herd_scenario::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
+use herd_scenario::{
+    Latency, ServerBucket, ServerCounts, ServerEvent, StatusClasses, TargetCounts, TargetErrors,
+    TargetOutcome, BUCKET,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The upstream's shared, observable state. Build one with [`Stats::new`] to call
@@ -22,11 +25,27 @@ pub struct Stats {
     in_flight: AtomicU64,
     /// Requests waiting for a worker now.
     queued: AtomicU64,
+    /// Proxy mode only: what the target answered (`None` without a target).
+    target: Mutex<Option<TargetCounts>>,
+    /// Proxy mode only: requests on their way to the target (stalling, waiting for a
+    /// worker, or forwarded and not yet answered).
+    forwarding: AtomicU64,
+}
+
+/// One request on its way to the target; dropping it (done, or abandoned at shutdown)
+/// takes it off [`Stats::forwarding`].
+#[derive(Debug)]
+pub(crate) struct Forwarding(Arc<Stats>);
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        self.0.forwarding.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A snapshot of [`Stats`], as `GET /__herd/stats` serializes it:
 /// `{"received":N,"ok":N,"503":N,"reset":N,"shed":N,"in_flight":N,"queued":N,"buckets":[…]}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StatsReport {
     /// Totals over the run.
     #[serde(flatten)]
@@ -35,8 +54,24 @@ pub struct StatsReport {
     pub in_flight: u64,
     /// Requests waiting for a worker at the time of the snapshot.
     pub queued: u64,
+    /// Proxy mode only: what the target answered so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetTotals>,
     /// The 100 ms buckets, the first at t = 0, none skipped.
     pub buckets: Vec<TimedBucket>,
+}
+
+/// The target's side of a [`StatsReport`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetTotals {
+    /// Requests forwarded to the target.
+    pub requests: u64,
+    /// Its answers by status class.
+    pub status: StatusClasses,
+    /// Forwarded requests it never answered.
+    pub errors: TargetErrors,
+    /// Its latency, forwarded request to response head, ms.
+    pub latency_ms: Latency,
 }
 
 /// One bucket of a [`StatsReport`], labelled with its start.
@@ -83,6 +118,12 @@ impl Stats {
             totals: counts.totals(),
             in_flight: self.in_flight(),
             queued: self.queued(),
+            target: self.target().map(|t| TargetTotals {
+                requests: t.requests(),
+                status: t.status(),
+                errors: t.errors(),
+                latency_ms: t.latency(),
+            }),
             buckets: (0u64..)
                 .zip(counts.buckets())
                 .map(|(i, b)| TimedBucket {
@@ -90,6 +131,43 @@ impl Stats {
                     counts: *b,
                 })
                 .collect(),
+        }
+    }
+
+    /// Proxy mode: requests on their way to the target now. A run waits for this to reach
+    /// 0 (every wait on the target is bounded) before it reads the counts, so each request
+    /// the front admitted is in them with its answer.
+    pub fn forwarding(&self) -> u64 {
+        self.forwarding.load(Ordering::Relaxed)
+    }
+
+    /// Counts one request on its way to the target until the guard drops.
+    pub(crate) fn start_forwarding(self: &Arc<Self>) -> Forwarding {
+        self.forwarding.fetch_add(1, Ordering::Relaxed);
+        Forwarding(self.clone())
+    }
+
+    /// A snapshot of what the target answered; `None` without a target.
+    pub fn target(&self) -> Option<TargetCounts> {
+        lock(&self.target).clone()
+    }
+
+    /// Starts counting a target's answers (the server does, when it has a target).
+    pub(crate) fn enable_target(&self) {
+        lock(&self.target).get_or_insert_with(TargetCounts::new);
+    }
+
+    /// A request is being forwarded to the target.
+    pub(crate) fn target_forwarded(&self) {
+        if let Some(t) = lock(&self.target).as_mut() {
+            t.forwarded();
+        }
+    }
+
+    /// A forwarded request ended with `outcome` after `latency`.
+    pub(crate) fn target_ended(&self, outcome: TargetOutcome, latency: Duration) {
+        if let Some(t) = lock(&self.target).as_mut() {
+            t.ended(outcome, latency);
         }
     }
 

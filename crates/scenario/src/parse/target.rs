@@ -1,0 +1,49 @@
+//! The checks for `[upstream] target` and the keys that only mean something with it
+//! (`connect_timeout_ms`, `answer_timeout_ms`, `settle_ms`).
+
+use super::{Check, R};
+use crate::raw::RawUpstream;
+use crate::span::keys;
+use crate::target::{Target, TargetUrl};
+use std::time::Duration;
+
+impl Check<'_> {
+    /// `[upstream] target` and its timeouts; `None` without a target (the timeouts are then
+    /// refused: they would silently do nothing).
+    pub(super) fn target(&self, u: &RawUpstream) -> R<Option<Target>> {
+        let k = |x| keys(&["upstream", x]);
+        let Some(text) = &u.target else {
+            for (key, set) in [
+                ("connect_timeout_ms", u.connect_timeout_ms.is_some()),
+                ("answer_timeout_ms", u.answer_timeout_ms.is_some()),
+                ("settle_ms", u.settle_ms.is_some()),
+            ] {
+                if set {
+                    return Err(self.err(&k(key), format!("`{key}` applies only with `target`")));
+                }
+            }
+            return Ok(None);
+        };
+        let url: TargetUrl = text
+            .parse()
+            .map_err(|e: String| self.err(&k("target"), e))?;
+        let mut t = Target::new(url);
+        if let Some(ms) = u.connect_timeout_ms {
+            t.connect_timeout = self.timeout(&k("connect_timeout_ms"), ms)?;
+        }
+        if let Some(ms) = u.answer_timeout_ms {
+            t.answer_timeout = self.timeout(&k("answer_timeout_ms"), ms)?;
+        }
+        if let Some(ms) = u.settle_ms {
+            t.settle = self.ms(&k("settle_ms"), self.non_neg(&k("settle_ms"), ms)?)?;
+        }
+        Ok(Some(t))
+    }
+
+    /// A wait on the target: bounded, and never 0 (which would mean no wait at all, not
+    /// "for ever": herd never waits on a target for ever).
+    fn timeout(&self, path: &[crate::span::Seg], ms: f64) -> R<Duration> {
+        let d = self.ms(path, self.positive(path, ms)?)?;
+        Ok(d)
+    }
+}
