@@ -24,11 +24,15 @@ fn reads_lines_with_comments_and_optional_columns() {
         [
             TraceLine {
                 at: Duration::ZERO,
-                consumer: 3
+                consumer: 3,
+                method: Some(Method::Get),
+                path: Some("/a".into()),
             },
             TraceLine {
                 at: Duration::from_micros(12_500),
-                consumer: 0
+                consumer: 0,
+                method: Some(Method::Put),
+                path: Some("/b".into()),
             },
         ]
     );
