@@ -162,6 +162,27 @@ pub async fn run_arm(
     }))
 }
 
+/// Runs arm `index` of `scenario` against a server the caller runs at `url`
+/// (`http://HOST:PORT/`), from now until every logical request is done or `stop` fires:
+/// the client side only (the server's counts are the caller's). `None`: `stop` fired
+/// before the client was ready.
+pub async fn drive_url(
+    scenario: &Scenario,
+    index: usize,
+    url: &str,
+    stop: Stop,
+) -> io::Result<Option<Driven>> {
+    let ready = tokio::select! {
+        biased;
+        () = stop.requested() => return Ok(None),
+        ready = prepare(scenario, index, url) => ready?,
+    };
+    ready
+        .drive(scenario, index, Instant::now(), None, &stop)
+        .await
+        .map(Some)
+}
+
 /// What [`drive`] produced.
 pub struct Driven {
     /// The client side.
