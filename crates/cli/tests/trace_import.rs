@@ -55,7 +55,8 @@ fn an_nginx_log_becomes_a_trace_and_bad_lines_name_file_and_line() {
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("skipped 1 bad line of") && err.contains("(line 5; line 5: request `"),
+        err.contains("skipped 1 bad line of")
+            && err.contains("(line 5; line 5: request `\\x16\\x03\\x01\\x00\\x05hello` is not"),
         "{err}"
     );
     assert!(err.contains("imported 4 requests"), "{err}");

@@ -256,7 +256,7 @@ fn request_line(r: &[u8]) -> Result<(Method, Vec<u8>), String> {
     let shape = || {
         format!(
             "request `{}` is not `METHOD /path HTTP/x`",
-            String::from_utf8_lossy(r)
+            r.escape_ascii()
         )
     };
     let r = trim(r);
@@ -277,7 +277,7 @@ fn request_line(r: &[u8]) -> Result<(Method, Vec<u8>), String> {
         .ok_or_else(|| {
             format!(
                 "method `{}` is not one herd sends (GET, HEAD, OPTIONS, PUT, DELETE, TRACE, POST, PATCH, CONNECT)",
-                String::from_utf8_lossy(m)
+                m.escape_ascii()
             )
         })?;
     Ok((method, target.to_vec()))
@@ -299,7 +299,7 @@ fn path_of(target: &[u8]) -> Result<String, String> {
     if origin.first() != Some(&b'/') {
         return Err(format!(
             "request target `{}` is not a path (`/…`) or an http URL",
-            String::from_utf8_lossy(target)
+            target.escape_ascii()
         ));
     }
     let mut out = String::with_capacity(origin.len());
