@@ -3,7 +3,8 @@
 //! that method (an idempotent-only profile re-sends GET and DELETE, never POST).
 //!
 //! The server here is a few lines over a raw socket that records each request line as
-//! received and answers 503 to every request, so the retries show.
+//! received and answers every request with one status: 503 so that retries show, or 200
+//! for the real clients in other languages (whose own backoffs would take seconds).
 
 use herd_net::driver::drive_url;
 use herd_net::Stop;
@@ -17,7 +18,7 @@ const TRACE: &str =
 /// Request lines as received, `"POST /orders?id=7"`.
 type Seen = Arc<Mutex<Vec<String>>>;
 
-async fn recording_server() -> (String, Seen) {
+async fn recording_server(status: &'static str) -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
     let url = format!("http://{}/", listener.local_addr().expect("addr"));
     let seen: Seen = Arc::default();
@@ -38,9 +39,8 @@ async fn recording_server() -> (String, Seen) {
                         let first = head.lines().next().unwrap_or_default();
                         let line = first.rsplit_once(' ').map_or(first, |(l, _)| l);
                         record.lock().unwrap().push(line.to_owned());
-                        let reply =
-                            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n";
-                        if conn.write_all(reply).await.is_err() {
+                        let reply = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+                        if conn.write_all(reply.as_bytes()).await.is_err() {
                             return;
                         }
                     }
@@ -68,10 +68,14 @@ fn scenario(dir: &std::path::Path, arm: &str) -> herd_scenario::Scenario {
 }
 
 async fn run(name: &str, arm: &str) -> Vec<String> {
+    run_with(name, arm, "503 Service Unavailable").await
+}
+
+async fn run_with(name: &str, arm: &str, status: &'static str) -> Vec<String> {
     let dir = std::env::temp_dir().join(format!("herd-trace-req-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("tempdir");
     let s = scenario(&dir, arm);
-    let (url, seen) = recording_server().await;
+    let (url, seen) = recording_server(status).await;
     let driven = drive_url(&s, 0, &url, Stop::never())
         .await
         .expect("runs")
@@ -125,4 +129,27 @@ async fn rust_peers_send_each_method_and_path() {
         ["DELETE /x%2Cy", "GET /a", "POST /orders?id=7"],
         "{seen:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_adapters_send_each_method_and_path() {
+    // The request line's optional method and path, through each language's kit.
+    for client in [
+        "node-undici",
+        "node-axios-retry",
+        "py-requests",
+        "go-retryablehttp",
+    ] {
+        let seen = run_with(
+            client,
+            &format!("id = \"x\"\nclient = \"{client}\""),
+            "200 OK",
+        )
+        .await;
+        assert_eq!(
+            seen,
+            ["DELETE /x%2Cy", "GET /a", "POST /orders?id=7"],
+            "{client}"
+        );
+    }
 }
