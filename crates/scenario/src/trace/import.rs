@@ -154,83 +154,42 @@ pub fn import<R: BufRead, W: Write>(
         })
     };
     writeln!(out, "t_ms,consumer,method,path").map_err(ImportError::Output)?;
-    let mut done = Imported::default();
-    let mut clients: HashMap<Vec<u8>, u64> = HashMap::new();
-    let mut first: Option<Micros> = None;
-    let mut last: Micros = 0;
+    let mut run = Run {
+        opts,
+        done: Imported::default(),
+        clients: HashMap::new(),
+        first: None,
+        last: 0,
+    };
     let mut buf = Vec::new();
     let mut line_no = 0u64;
-    loop {
-        let Some(whole) = read_line(&mut input, &mut buf).map_err(|source| {
-            ImportError::Input(ScenarioError::Io {
-                path: origin.clone(),
-                source,
-            })
-        })?
-        else {
-            break;
-        };
+    let unreadable = |source| {
+        ImportError::Input(ScenarioError::Io {
+            path: origin.clone(),
+            source,
+        })
+    };
+    while let Some(whole) = read_line(&mut input, &mut buf).map_err(unreadable)? {
         line_no += 1;
         let line = trim(&buf);
         if whole && line.is_empty() {
             continue;
         }
-        let parsed = if whole {
-            entry(line, opts).and_then(|e| {
-                let path = path_of(&e.target)?;
-                let t0 = *first.get_or_insert(e.time);
-                let since = e.time.saturating_sub(t0);
-                if since > MAX_DURATION.as_micros() as i64 {
-                    return Err(format!(
-                        "this line is more than {} days after the first",
-                        MAX_DURATION.as_secs() / 86_400
-                    ));
-                }
-                Ok((e, path, since))
-            })
+        let traced = if whole {
+            run.trace_line(line)
         } else {
             Err(format!("line longer than {MAX_LINE} bytes"))
         };
-        let (e, path, since) = match parsed {
-            Ok(p) => p,
-            Err(m) if opts.skip_bad_lines => {
-                done.skipped += 1;
-                if done.first_skipped.len() < FIRST_SKIPPED {
-                    done.first_skipped.push(line_no);
-                }
-                done.first_reason.get_or_insert(m);
-                continue;
-            }
+        match traced {
+            Ok(text) => out
+                .write_all(text.as_bytes())
+                .map_err(ImportError::Output)?,
+            Err(m) if opts.skip_bad_lines => run.skip(line_no, m),
             Err(m) => return Err(bad(line_no, m)),
-        };
-        let t = if since < last {
-            done.clamped += 1;
-            done.max_step_back = done
-                .max_step_back
-                .max(Duration::from_micros((last - since) as u64));
-            last
-        } else {
-            since
-        };
-        last = t;
-        let consumer = match e.client {
-            None => 0,
-            Some(key) => {
-                let next = clients.len() as u64;
-                *clients.entry(key).or_insert(next)
-            }
-        };
-        writeln!(
-            out,
-            "{},{consumer},{},{path}",
-            show_ms(t),
-            e.method.as_str()
-        )
-        .map_err(ImportError::Output)?;
-        done.lines += 1;
-        done.span = Duration::from_micros(t as u64);
+        }
     }
     out.flush().map_err(ImportError::Output)?;
+    let mut done = run.done;
     if done.lines == 0 {
         let message = match &done.first_reason {
             Some(r) => format!("no request could be read (every line was bad; the first: {r})"),
@@ -238,8 +197,71 @@ pub fn import<R: BufRead, W: Write>(
         };
         return Err(bad(line_no.max(1), message));
     }
-    done.consumers = clients.len().max(1) as u64;
+    done.consumers = run.clients.len().max(1) as u64;
     Ok(done)
+}
+
+/// One import's running state: what [`Imported`] reports, and what the next line's time
+/// and consumer depend on.
+struct Run<'o> {
+    opts: &'o ImportOptions,
+    done: Imported,
+    /// Client key → consumer, numbered by first appearance.
+    clients: HashMap<Vec<u8>, u64>,
+    /// The first good line's time.
+    first: Option<Micros>,
+    /// The last written `t_ms`, µs.
+    last: Micros,
+}
+
+impl Run<'_> {
+    /// The trace line (newline included) of log line `line`, or why it is bad.
+    fn trace_line(&mut self, line: &[u8]) -> Result<String, String> {
+        let e = entry(line, self.opts)?;
+        let path = path_of(&e.target)?;
+        let since = e.time.saturating_sub(*self.first.get_or_insert(e.time));
+        if since > MAX_DURATION.as_micros() as i64 {
+            return Err(format!(
+                "this line is more than {} days after the first",
+                MAX_DURATION.as_secs() / 86_400
+            ));
+        }
+        let t = self.clamp(since);
+        let consumer = match e.client {
+            None => 0,
+            Some(key) => {
+                let next = self.clients.len() as u64;
+                *self.clients.entry(key).or_insert(next)
+            }
+        };
+        self.done.lines += 1;
+        self.done.span = Duration::from_micros(t as u64);
+        Ok(format!(
+            "{},{consumer},{},{path}\n",
+            show_ms(t),
+            e.method.as_str()
+        ))
+    }
+
+    /// `since`, or the previous line's time if it is earlier (counted; see the module docs).
+    fn clamp(&mut self, since: Micros) -> Micros {
+        if since < self.last {
+            self.done.clamped += 1;
+            let back = Duration::from_micros((self.last - since) as u64);
+            self.done.max_step_back = self.done.max_step_back.max(back);
+        } else {
+            self.last = since;
+        }
+        self.last
+    }
+
+    fn skip(&mut self, line_no: u64, reason: String) {
+        self.done.skipped += 1;
+        if self.done.first_skipped.len() < FIRST_SKIPPED {
+            self.done.first_skipped.push(line_no);
+        }
+        self.done.first_reason.get_or_insert(reason);
+    }
 }
 
 fn entry(line: &[u8], opts: &ImportOptions) -> Result<Entry, String> {
