@@ -109,6 +109,17 @@ fn an_nginx_log_becomes_a_trace_and_bad_lines_name_file_and_line() {
         "{}",
         stderr(&o)
     );
+    let o = herd(&[
+        "trace",
+        "import",
+        &file,
+        "--format",
+        "combined",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
 }
 
 #[test]

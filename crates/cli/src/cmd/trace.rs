@@ -6,7 +6,7 @@
 
 use crate::cli::{ImportArgs, LogFormatArg, SynthArgs, TimeUnitArg, TraceAction, TraceArgs};
 use crate::fail::Fail;
-use crate::output::Out;
+use crate::output::{check_writable, Out};
 use anyhow::{anyhow, Context};
 use herd_scenario::trace::import::{
     self, time::EpochUnit, ClfConsumer, ImportError, ImportOptions, JsonFields, LogFormat,
@@ -52,7 +52,9 @@ fn synth(a: &SynthArgs) -> Result<(), Fail> {
             "--rate × --consumers × --seconds would write about {lines:.3e} lines; herd trace synth writes at most {MAX_LINES:e} (lower one of them)"
         )));
     }
-    let mut out = Out::create(&out_name(a.out.as_deref())).map_err(Fail::input)?;
+    let out_path = out_name(a.out.as_deref());
+    check_writable(&out_path).map_err(Fail::input)?;
+    let mut out = Out::create(&out_path).map_err(Fail::input)?;
     let write = |out: &mut Out| -> std::io::Result<u64> {
         writeln!(
             out,
@@ -114,8 +116,10 @@ fn import_log(a: &ImportArgs) -> Result<(), Fail> {
         },
         skip_bad_lines: a.skip_bad_lines,
     };
+    let out_path = out_name(a.out.as_deref());
+    check_writable(&out_path).map_err(Fail::input)?;
     let input = import::open(&a.file).map_err(Fail::input)?;
-    let mut out = Out::create(&out_name(a.out.as_deref())).map_err(Fail::input)?;
+    let mut out = Out::create(&out_path).map_err(Fail::input)?;
     writeln!(out, "# herd trace import {}", a.file.display())
         .context("writing the trace")
         .map_err(Fail::run)?;
