@@ -13,7 +13,7 @@ function build(cfg, { warmup }) {
   async function attempt(req) {
     countAttempt(); // counts for the request whose async context this is (req.countAttempt() works too)
     const signal = cfg.timeoutMs ? AbortSignal.timeout(cfg.timeoutMs) : undefined;
-    const res = await fetch(cfg.url, { method: cfg.method, headers: req.headers, signal });
+    const res = await fetch(req.url, { method: req.method, headers: req.headers, signal });
     await res.arrayBuffer();
     return res.status;
   }

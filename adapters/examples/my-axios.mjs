@@ -28,7 +28,7 @@ function build(cfg, { warmup }) {
       + `isNetworkOrIdempotentRequestError; maxSockets ${cfg.pool}; timeout ${cfg.timeoutMs || 'none'} ms`,
     async call(req) {
       try {
-        const res = await api.request({ url: cfg.url, method: cfg.method, headers: req.headers });
+        const res = await api.request({ url: req.url, method: req.method, headers: req.headers });
         return { status: res.status, attempts: attempts(res.config) };
       } catch (err) {
         if (!err.response) throw Object.assign(err, { attempts: attempts(err.config) });

@@ -45,7 +45,7 @@ def build(cfg, warmup):
 
     def call(req):
         try:
-            r = session.request(cfg.method, cfg.url, headers=req.headers, timeout=cfg.timeout_s)
+            r = session.request(req.method, req.url, headers=req.headers, timeout=cfg.timeout_s)
             return herd_arm.Result(status=r.status_code)
         except requests.exceptions.RetryError as e:  # retries exhausted on a status
             m = re.search(r"too many (\d{3}) error responses", str(e))

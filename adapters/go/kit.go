@@ -9,7 +9,9 @@
 //			Policy: "what is set up, as set up",
 //			Do: func(ctx context.Context, c *Call) (Result, error) {
 //				// ctx carries c (CallFrom(req.Context()) in a hook); c.Header is the
-//				// x-herd-request value; c.CountAttempt() per attempt
+//				// x-herd-request value; c.Method and c.URL the request (a trace line's
+//				// method and path if herd sent them, else --method and --url);
+//				// c.CountAttempt() per attempt
 //				return Result{Status: 200}, nil
 //			},
 //		}, nil
@@ -40,6 +42,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"sort"
 	"strconv"
@@ -108,6 +111,8 @@ type OptionSpec map[string]string
 type Call struct {
 	ID         uint64
 	Header     string // the x-herd-request value
+	Method     string // the request line's method, else --method
+	URL        string // --url with the request line's path in place of its own, else --url
 	attempts   int64
 	lastStatus int64
 }
@@ -292,8 +297,8 @@ func answer(c *Call, r Result, err error) map[string]interface{} {
 	return map[string]interface{}{"id": c.ID, "ok": ok, "status": status, "error": errText, "attempts": attempts}
 }
 
-func runCall(cl *Client, id uint64) map[string]interface{} {
-	c := &Call{ID: id, Header: strconv.FormatUint(id, 10)}
+func runCall(cl *Client, id uint64, method, url string) map[string]interface{} {
+	c := &Call{ID: id, Header: strconv.FormatUint(id, 10), Method: method, URL: url}
 	ctx := context.WithValue(context.Background(), callKey{}, c)
 	r, err := cl.Do(ctx, c)
 	return answer(c, r, err)
@@ -334,7 +339,7 @@ func warmUp(build Builder, cfg Config) {
 		var wg sync.WaitGroup
 		for i := 0; i < warmupBatch; i++ {
 			wg.Add(1)
-			go func(id uint64) { defer wg.Done(); runCall(cl, id) }(uint64(b*warmupBatch + i))
+			go func(id uint64) { defer wg.Done(); runCall(cl, id, wcfg.Method, wcfg.URL) }(uint64(b*warmupBatch + i))
 		}
 		wg.Wait()
 	}
@@ -376,6 +381,12 @@ func Run(clients map[string]Builder, options map[string]OptionSpec) {
 	}
 	emit(map[string]interface{}{"herd_adapter": protocolVersion, "client": cfg.Client, "policy": cl.Policy})
 
+	// A request line's path replaces --url's path and query.
+	u, err := neturl.Parse(cfg.URL)
+	if err != nil {
+		Fail("--url %q: %v", cfg.URL, err)
+	}
+	origin := u.Scheme + "://" + u.Host
 	var wg sync.WaitGroup
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
@@ -385,7 +396,9 @@ func Run(clients map[string]Builder, options map[string]OptionSpec) {
 			continue
 		}
 		var msg struct {
-			ID *json.Number `json:"id"`
+			ID     *json.Number `json:"id"`
+			Method *string      `json:"method"`
+			Path   *string      `json:"path"`
 		}
 		dec := json.NewDecoder(strings.NewReader(text))
 		dec.UseNumber()
@@ -397,10 +410,20 @@ func Run(clients map[string]Builder, options map[string]OptionSpec) {
 		if err != nil || msg.ID == nil || id >= 1<<53 {
 			Fail("stdin line %d: expected {\"id\":N}, got %.200s", lineNo, text)
 		}
+		method, target := cfg.Method, cfg.URL
+		if msg.Method != nil {
+			method = *msg.Method
+		}
+		if msg.Path != nil {
+			if !strings.HasPrefix(*msg.Path, "/") {
+				Fail("stdin line %d: path must start with /, got %.200s", lineNo, text)
+			}
+			target = origin + *msg.Path
+		}
 		wg.Add(1)
 		go func(id uint64) {
 			defer wg.Done()
-			emit(runCall(cl, id))
+			emit(runCall(cl, id, method, target))
 		}(id)
 	}
 	wg.Wait()

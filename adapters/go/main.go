@@ -88,7 +88,7 @@ func build(cfg Config, warmup bool) (*Client, error) {
 
 	do := func(ctx context.Context, c *Call) (Result, error) {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { c.CountAttempt() }})
-		req, err := retryablehttp.NewRequestWithContext(ctx, cfg.Method, cfg.URL, nil)
+		req, err := retryablehttp.NewRequestWithContext(ctx, c.Method, c.URL, nil)
 		if err != nil {
 			return Result{}, err
 		}

@@ -131,14 +131,13 @@ function undici({ client, target, method, pool, timeoutMs, options }, { warmup }
     + `Agent connections ${pool}, keepAliveTimeout 4000 ms, headers/bodyTimeout `
     + `${timeoutText(timeoutMs, 'per attempt (not retried)')}; attempts counted by interceptor`;
   const origin = target.origin;
-  const path = `${target.pathname}${target.search}`;
 
   return {
     policy,
     // An exhausted retryable status is thrown (throwOnError) with its statusCode, which
     // the kit answers as that status; the attempts are the kit's counter either way.
     async call(req) {
-      const res = await dispatcher.request({ origin, path, method, headers: req.headers, opaque: req });
+      const res = await dispatcher.request({ origin, path: req.path, method: req.method, headers: req.headers, opaque: req });
       await res.body.dump();
       return { status: res.statusCode };
     },
@@ -236,7 +235,6 @@ function axiosClient({ client, target, method, pool, timeoutMs, options }, { war
     + timeoutText(timeoutMs, shouldResetTimeout
       ? 'per attempt (shouldResetTimeout true)'
       : 'for the whole request, retries included (shouldResetTimeout false)');
-  const url = target.href;
   const attemptsOf = (config) => {
     const n = config?.['axios-retry']?.retryCount;
     return typeof n === 'number' ? n + 1 : null;
@@ -246,7 +244,7 @@ function axiosClient({ client, target, method, pool, timeoutMs, options }, { war
     policy,
     async call(req) {
       try {
-        const res = await instance.request({ url, method, headers: req.headers });
+        const res = await instance.request({ url: req.url, method: req.method, headers: req.headers });
         return { status: res.status, attempts: attemptsOf(res.config) };
       } catch (err) {
         const status = err.response ? err.response.status : null;

@@ -11,8 +11,10 @@
 //       policy: 'my-lib 1.2.3: retries 3, …',          // the handshake's policy text
 //       async call(req) {                              // one logical request
 //         // req.id, req.header ('17'), req.headers ({'x-herd-request': '17'}),
-//         // req.countAttempt() per attempt (or countAttempt() from a hook, see below)
-//         const res = await fetch(cfg.url, { headers: req.headers, dispatcher: agent });
+//         // req.method, req.url, req.path (the trace line's method and path if herd sent
+//         // them, else --method and --url), req.countAttempt() per attempt (or
+//         // countAttempt() from a hook, see below)
+//         const res = await fetch(req.url, { method: req.method, headers: req.headers, dispatcher: agent });
 //         return { status: res.status };               // or a number, or { status, attempts, ok, error }
 //       },
 //       close: () => agent.close(),                    // optional
@@ -114,11 +116,16 @@ let asyncContext = true;
 const outstanding = new Map(); // header string -> Call
 
 class Call {
-  constructor(id) {
+  // msg: the request line; its optional method and path (a replayed trace's) replace
+  // --method and --url's path.
+  constructor(id, cfg, msg = {}) {
     this.id = id;
     this.header = String(id);
     this.headers = { [REQUEST_ID_HEADER]: this.header };
     this.attempts = 0;
+    this.method = msg.method ?? cfg.method;
+    this.path = msg.path ?? `${cfg.target.pathname}${cfg.target.search}`;
+    this.url = msg.path === undefined ? cfg.url : `${cfg.target.origin}${msg.path}`;
   }
 
   countAttempt() {
@@ -247,8 +254,8 @@ function answerOf(call, result, err) {
   return { id: call.id, ok, status, error, attempts };
 }
 
-async function runOne(client, id) {
-  const call = new Call(id);
+async function runOne(client, id, cfg, msg) {
+  const call = new Call(id, cfg, msg);
   outstanding.set(call.header, call);
   try {
     const result = await (asyncContext ? current.run(call, () => client.call(call)) : client.call(call));
@@ -279,10 +286,11 @@ async function warmUp(build, cfg) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${server.address().port}/`;
-  const client = await build({ ...cfg, url, target: new URL(url) }, { warmup: true });
+  const wcfg = { ...cfg, url, target: new URL(url) };
+  const client = await build(wcfg, { warmup: true });
   for (let b = 0; b < WARMUP_BATCHES; b += 1) {
     const batch = [];
-    for (let i = 0; i < WARMUP_BATCH; i += 1) batch.push(runOne(client, b * WARMUP_BATCH + i));
+    for (let i = 0; i < WARMUP_BATCH; i += 1) batch.push(runOne(client, b * WARMUP_BATCH + i, wcfg));
     await Promise.all(batch);
   }
   await Promise.resolve(client.close?.()).catch(() => {});
@@ -339,11 +347,16 @@ export async function run(clients, options = {}, {
   input.on('line', (line) => {
     lineNo += 1;
     if (line.trim() === '') return;
-    let id;
-    try { id = JSON.parse(line).id; } catch { id = undefined; }
+    let msg;
+    try { msg = JSON.parse(line); } catch { msg = undefined; }
+    const id = msg?.id;
     if (!Number.isSafeInteger(id) || id < 0) fail(`stdin line ${lineNo}: expected {"id":N}, got ${line.slice(0, 200)}`);
+    if (!(msg.method === undefined || typeof msg.method === 'string')
+      || !(msg.path === undefined || (typeof msg.path === 'string' && msg.path.startsWith('/')))) {
+      fail(`stdin line ${lineNo}: method and path, when present, must be strings (path starting with /), got ${line.slice(0, 200)}`);
+    }
     pending += 1;
-    runOne(client, id).then((answer) => {
+    runOne(client, id, cfg, msg).then((answer) => {
       pending -= 1;
       emit(answer);
       maybeDone();

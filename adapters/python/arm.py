@@ -104,11 +104,10 @@ def requests_arm(cfg, warmup):
         retry = Retry(**{**kw, "backoff_factor": 0, "respect_retry_after_header": False})
     session = counting_session(cfg.pool, retry)
     timeout = cfg.timeout_s
-    method, url = cfg.method, cfg.url
 
     def call(req):
         try:
-            r = session.request(method, url, headers=req.headers, timeout=timeout)
+            r = session.request(req.method, req.url, headers=req.headers, timeout=timeout)
         except requests.exceptions.RetryError as e:
             m = EXHAUSTED_STATUS.search(str(e))
             if m:
@@ -149,7 +148,6 @@ def tenacity_arm(cfg, warmup):
     attempts = o.get("attempts", 4)
     session = counting_session(cfg.pool, 0)
     timeout = cfg.timeout_s
-    method, url = cfg.method, cfg.url
     retrying = Retrying(
         wait=wait_none() if warmup else wait_random_exponential(multiplier=multiplier, max=wmax, min=wmin),
         stop=stop_after_attempt(attempts),
@@ -161,7 +159,7 @@ def tenacity_arm(cfg, warmup):
     )
 
     def attempt(req):
-        return session.request(method, url, headers=req.headers, timeout=timeout)
+        return session.request(req.method, req.url, headers=req.headers, timeout=timeout)
 
     def call(req):
         r = retrying(attempt, req)
@@ -225,7 +223,7 @@ def httpx_retries_arm(cfg, warmup, use_async=False):
             transport=Counting(httpx.AsyncHTTPTransport(limits=limits)), retry=retry), timeout=timeout)
 
         async def call(req):
-            r = await http.request(cfg.method, cfg.url, headers=req.headers)
+            r = await http.request(req.method, req.url, headers=req.headers)
             return herd_arm.Result(status=r.status_code)
 
         close = http.aclose
@@ -245,7 +243,7 @@ def httpx_retries_arm(cfg, warmup, use_async=False):
             transport=Counting(httpx.HTTPTransport(limits=limits)), retry=retry), timeout=timeout)
 
         def call(req):
-            r = http.request(cfg.method, cfg.url, headers=req.headers)
+            r = http.request(req.method, req.url, headers=req.headers)
             return herd_arm.Result(status=r.status_code)
 
         close = http.close

@@ -15,7 +15,9 @@ that builds the client. A whole adapter::
         session = requests.Session()
 
         def call(req):                      # one logical request, run on a worker thread
-            r = session.request(cfg.method, cfg.url, headers=req.headers)
+            # req.method, req.url: the trace line's method and path if herd sent them,
+            # else --method and --url
+            r = session.request(req.method, req.url, headers=req.headers)
             return herd_arm.Result(status=r.status_code, attempts=1)
 
         return herd_arm.Client(policy="requests, no retries", call=call, close=session.close)
@@ -86,6 +88,7 @@ import socket
 import struct
 import sys
 import threading
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -143,10 +146,12 @@ class Client:
 class Call:
     """One logical request, as the user's ``call`` sees it."""
 
-    __slots__ = ("id", "header_value", "headers", "attempts", "_lock")
+    __slots__ = ("id", "header_value", "headers", "attempts", "method", "url", "_lock")
 
-    def __init__(self, request_id: int):
+    def __init__(self, request_id: int, method: str = "GET", url: str = ""):
         self.id = request_id
+        self.method = method
+        self.url = url
         self.header_value = str(request_id)
         self.headers = {REQUEST_ID_HEADER: self.header_value}
         self.attempts = 0
@@ -290,8 +295,16 @@ class _Output:
                 os._exit(3)
 
 
-def _register(request_id: int) -> Call:
-    c = Call(request_id)
+# (--method, --url) of the client being driven: a request line without method and path.
+_target = ("GET", "")
+
+
+def _register(request_id: int, method: Optional[str] = None, path: Optional[str] = None) -> Call:
+    default_method, url = _target
+    if path is not None:
+        u = urllib.parse.urlsplit(url)
+        url = f"{u.scheme}://{u.netloc}{path}"
+    c = Call(request_id, method or default_method, url)
     with _outstanding_lock:
         _outstanding[c.header_value] = c
     return c
@@ -329,8 +342,8 @@ class _SyncRunner:
                 self.outstanding -= 1
                 self.cv.notify_all()
 
-    def submit(self, request_id: int, emit) -> None:
-        c = _register(request_id)
+    def submit(self, request, emit) -> None:
+        c = _register(*request) if isinstance(request, tuple) else _register(request)
         with self.cv:
             self.outstanding += 1
             if self.outstanding > self.threads and not self.warned:
@@ -376,7 +389,7 @@ async def _drive_async(call, ids, emit) -> None:
             item = await aq.get()
             if item is None:
                 break
-            t = asyncio.create_task(_run_async(call, _register(item), emit))
+            t = asyncio.create_task(_run_async(call, _register(*item), emit))
             tasks.add(t)
             t.add_done_callback(tasks.discard)
     else:
@@ -457,6 +470,8 @@ def _warm_up(build, cfg: Config, threads: int) -> None:
     try:
         wcfg = Config(client=cfg.client, url=f"http://127.0.0.1:{server.server_address[1]}/",
                       method=cfg.method, pool=cfg.pool, timeout_ms=cfg.timeout_ms, options=cfg.options)
+        global _target
+        _target = (wcfg.method, wcfg.url)
         client = build(wcfg, True)
         sink = lambda obj: None  # noqa: E731
         n = WARMUP_BATCHES * WARMUP_BATCH
@@ -486,18 +501,24 @@ def _warm_up(build, cfg: Config, threads: int) -> None:
 
 
 def _read_ids(stdin, put) -> None:
-    """Read request lines; ``put(id)`` for each, ``put(None)`` at EOF."""
+    """Read request lines; ``put((id, method, path))`` for each (method and path None when
+    the line has none), ``put(None)`` at EOF."""
     for n, raw in enumerate(stdin, start=1):
         line = raw.strip()
         if not line:
             continue
         try:
-            rid = json.loads(line).get("id")
+            msg = json.loads(line)
+            rid, method, path = msg.get("id"), msg.get("method"), msg.get("path")
         except (ValueError, AttributeError):
-            rid = None
+            rid = method = path = None
         if not isinstance(rid, int) or isinstance(rid, bool) or not 0 <= rid < 2**53:
             fail(f"stdin line {n}: expected {{\"id\":N}}, got {line[:200]!r}")
-        put(rid)
+        if not (method is None or isinstance(method, str)) or not (
+                path is None or (isinstance(path, str) and path.startswith("/"))):
+            fail(f"stdin line {n}: method and path, when present, must be strings "
+                 f"(path starting with /), got {line[:200]!r}")
+        put((rid, method, path))
     put(None)
 
 
@@ -510,6 +531,8 @@ def main(clients: dict, options: Optional[dict] = None, *, warmup: bool = True,
 
     if warmup:
         _warm_up(build, cfg, threads)
+    global _target
+    _target = (cfg.method, cfg.url)
     client = build(cfg, False)
     out = _Output(sys.stdout.buffer)
     out.write({"herd_adapter": PROTOCOL, "client": cfg.client, "policy": client.policy})
@@ -527,7 +550,7 @@ def main(clients: dict, options: Optional[dict] = None, *, warmup: bool = True,
         asyncio.run(go())
     else:
         runner = _SyncRunner(client.call, threads)
-        _read_ids(stdin, lambda rid: rid is not None and runner.submit(rid, out.write))
+        _read_ids(stdin, lambda req: req is not None and runner.submit(req, out.write))
         runner.drain()
         _close(client)
     out.write({"done": True})

@@ -209,6 +209,66 @@ pub enum TraceAction {
     /// Write a synthetic trace: each consumer an independent Poisson stream of units, seeded
     /// (the same flags give the same bytes).
     Synth(SynthArgs),
+    /// Turn an access log (nginx's or Apache's Common or Combined Log Format, nginx with
+    /// `$msec`, or JSON lines; gzipped or not) into a trace: t_ms from the first line,
+    /// consumer from the client address (or --consumer), method and path kept.
+    Import(ImportArgs),
+}
+
+/// The kinds of access log `herd trace import` reads.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum LogFormatArg {
+    /// `host ident user [time] "request" status bytes`.
+    Common,
+    /// Common, then `"referer" "user-agent"` (nginx's and Apache's default `combined`).
+    Combined,
+    /// One JSON object per line (field names: --time-field, --method-field, --path-field).
+    Json,
+}
+
+/// What a numeric time in a JSON log counts.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum TimeUnitArg {
+    /// Seconds since the epoch, decimals allowed (nginx's `$msec`).
+    S,
+    /// Milliseconds since the epoch.
+    Ms,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The access log (gzip is recognised by its first bytes).
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+    /// The log's format. The time field of `common` and `combined` may be a CLF date
+    /// (`[10/Oct/2000:13:55:36 -0700]`, 1 s resolution) or nginx's `$msec` (1 ms),
+    /// recognised line by line.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: LogFormatArg,
+    /// Which field is the consumer: for common/combined `remote_addr` (default) or
+    /// `remote_user`; for json a field name (default: none, every line consumer 0).
+    /// Consumers are numbered 0, 1, … in order of first appearance.
+    #[arg(long, value_name = "FIELD")]
+    pub consumer: Option<String>,
+    /// json: the time's field (a dotted name reaches into nested objects).
+    #[arg(long, default_value = "time", value_name = "NAME")]
+    pub time_field: String,
+    /// json: the method's field; a line without it needs a whole request line
+    /// (`GET /x HTTP/1.1`) in the path's field.
+    #[arg(long, default_value = "method", value_name = "NAME")]
+    pub method_field: String,
+    /// json: the path's (and query's) field.
+    #[arg(long, default_value = "path", value_name = "NAME")]
+    pub path_field: String,
+    /// json: what a numeric time counts.
+    #[arg(long, value_enum, default_value = "s", value_name = "UNIT")]
+    pub time_unit: TimeUnitArg,
+    /// Skip malformed lines (counted and reported on stderr) instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]

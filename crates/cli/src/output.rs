@@ -4,48 +4,94 @@
 
 use anyhow::Context;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` atomically, or to stdout when `path` is `-`.
 pub fn write_out(path: &str, bytes: &[u8]) -> anyhow::Result<()> {
-    if path == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)?;
-        out.flush()?;
-        return Ok(());
+    let mut out = Out::create(path)?;
+    out.write_all(bytes)
+        .with_context(|| format!("cannot write {path}"))?;
+    out.commit()
+}
+
+/// An output written as it is produced (a trace of millions of lines), with
+/// [`write_out`]'s guarantee: stdout for `-`; a device or FIFO in place; any other path
+/// through a temp file in the same directory that [`Out::commit`] renames over it, and
+/// that is removed if the `Out` is dropped uncommitted (an error half-way).
+pub struct Out {
+    sink: std::io::BufWriter<Box<dyn Write>>,
+    /// The temp file and its target, when renaming.
+    rename: Option<(PathBuf, PathBuf)>,
+    path: String,
+}
+
+impl Out {
+    /// Opens `path` for writing (see [`Out`]).
+    pub fn create(path: &str) -> anyhow::Result<Out> {
+        let out = |w: Box<dyn Write>, rename| Out {
+            sink: std::io::BufWriter::new(w),
+            rename,
+            path: path.to_owned(),
+        };
+        if path == "-" {
+            return Ok(out(Box::new(std::io::stdout()), None));
+        }
+        let target = Path::new(path);
+        // A device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a named pipe) is written
+        // in place: a rename over it would replace the device with a plain file, for every
+        // program on the machine.
+        if let Ok(meta) = std::fs::metadata(target) {
+            if !meta.is_file() && !meta.is_dir() {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(target)
+                    .with_context(|| format!("cannot open {path}"))?;
+                return Ok(out(Box::new(f), None));
+            }
+        }
+        let dir = target
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = target
+            .file_name()
+            .with_context(|| format!("{path}: not a file path"))?
+            .to_string_lossy();
+        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        let f = std::fs::File::create(&tmp).with_context(|| format!("cannot write {path}"))?;
+        Ok(out(Box::new(f), Some((tmp, target.to_owned()))))
     }
-    let target = Path::new(path);
-    // A device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a named pipe) is written
-    // in place: a rename over it would replace the device with a plain file, for every
-    // program on the machine.
-    if let Ok(meta) = std::fs::metadata(target) {
-        if !meta.is_file() && !meta.is_dir() {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(target)
-                .with_context(|| format!("cannot open {path}"))?;
-            f.write_all(bytes)
-                .and_then(|()| f.flush())
-                .with_context(|| format!("cannot write {path}"))?;
-            return Ok(());
+
+    /// Flushes, and renames the temp file over the target.
+    pub fn commit(mut self) -> anyhow::Result<()> {
+        self.sink
+            .flush()
+            .with_context(|| format!("cannot write {}", self.path))?;
+        if let Some((tmp, target)) = self.rename.take() {
+            if let Err(e) = std::fs::rename(&tmp, &target) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e).with_context(|| format!("cannot write {}", self.path));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.sink.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush()
+    }
+}
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        if let Some((tmp, _)) = &self.rename {
+            let _ = std::fs::remove_file(tmp);
         }
     }
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .with_context(|| format!("{path}: not a file path"))?
-        .to_string_lossy();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, target))
-        .with_context(|| format!("cannot write {path}"));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// Checks up front that `path` can be written (its directory exists), so bad input fails

@@ -1,7 +1,7 @@
 //! An attempt with no time left before its deadline is not sent: it times out at once and
 //! the upstream never sees it, exactly as in the simulator (`client.rs`, `attempt`).
 
-use herd_net::driver::HttpClient;
+use herd_net::driver::{Call, HttpClient};
 use herd_net::upstream::UpstreamServer;
 use herd_retry::{Failure, Method, Outcome};
 use std::net::SocketAddr;
@@ -14,13 +14,14 @@ async fn an_attempt_with_no_time_left_is_never_sent() {
         .await
         .expect("binds");
     let uri: http::Uri = format!("http://{}/", up.local_addr()).parse().expect("uri");
-    let client = HttpClient::new(uri, Method::Get, 1, Some(Duration::from_secs(5)));
+    let client = HttpClient::new(uri, 1, Some(Duration::from_secs(5)));
+    let get = Call::plain(Method::Get);
     // With time left the client reaches the upstream, and its pool keeps the connection,
     // so a send could go out on the first poll.
-    let sent = client.attempt(1, Some(Duration::from_secs(5))).await;
+    let sent = client.attempt(1, &get, Some(Duration::from_secs(5))).await;
     assert_eq!(sent, Outcome::status(200));
     for id in 2..10 {
-        let none_left = client.attempt(id, Some(Duration::ZERO)).await;
+        let none_left = client.attempt(id, &get, Some(Duration::ZERO)).await;
         assert_eq!(none_left, Outcome::Failed(Failure::Timeout));
     }
     tokio::time::sleep(Duration::from_millis(100)).await;

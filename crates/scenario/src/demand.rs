@@ -13,19 +13,32 @@ use crate::arrival::Arrivals;
 use crate::error::ScenarioError;
 use crate::model::{Arrival, Scenario};
 use crate::trace::TraceReader;
+use herd_retry::Method;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use std::fs::File;
 use std::io::BufReader;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One unit of work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unit {
     /// When it arrives, from the start of the run.
     pub at: Duration,
     /// The consumer it arrives at (0 without `[consumers]`).
     pub consumer: u32,
+    /// Its request's method, when a trace says (else `[load] method`).
+    pub method: Option<Method>,
+    /// Its request's path and query, when a trace says (else `/`).
+    pub path: Option<Arc<str>>,
+}
+
+impl Unit {
+    /// The method its request is sent with: the trace's, else `default` (`[load] method`).
+    pub fn method_or(&self, default: Method) -> Method {
+        self.method.unwrap_or(default)
+    }
 }
 
 /// The scenario's units, in arrival order.
@@ -118,7 +131,12 @@ impl Iterator for Demand {
                     (c, Arrival::Poisson) => rng.random_range(0..c),
                 };
                 *n += 1;
-                Some(Unit { at, consumer })
+                Some(Unit {
+                    at,
+                    consumer,
+                    method: None,
+                    path: None,
+                })
             }
             Demand::Trace { reader, left } => {
                 if *left == 0 {
@@ -129,6 +147,8 @@ impl Iterator for Demand {
                 Some(Unit {
                     at: l.at,
                     consumer: u32::try_from(l.consumer).unwrap_or(u32::MAX),
+                    method: l.method,
+                    path: l.path,
                 })
             }
             Demand::Closed => None,

@@ -9,8 +9,11 @@
 //!
 //! `t_ms` is milliseconds from the start of the trace (never decreasing), `consumer` the
 //! index of the consumer that produced the unit (below `[consumers] count`; ignored
-//! without `[consumers]`). `method` and `path` are checked but every request is still sent
-//! as `[load] method` to herd's one endpoint.
+//! without `[consumers]`). `method` and `path`, when present, are what that request is:
+//! `herd bench` sends it with that method to that path (and query), and both `herd bench`
+//! and `herd sim` decide its retries by that method's idempotency; without them a request
+//! is `[load] method` to `/`. A path is origin-form (`/…`) in URI characters, with `,`
+//! written `%2C` ([`is_path_byte`]); `herd trace import` writes access logs this way.
 //!
 //! ## Why it is read twice and never held
 //!
@@ -21,6 +24,8 @@
 //! knows how many units and what mean rate to report against. The run then streams it
 //! again. With `skip_bad_lines` the bad lines are counted and the first few named.
 
+pub mod import;
+
 use crate::duration::{show, BoundedDuration};
 use crate::error::ScenarioError;
 use crate::model::{Scenario, Trace};
@@ -28,18 +33,30 @@ use herd_retry::Method;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How many skipped line numbers a [`Scan`] keeps.
 pub const FIRST_SKIPPED: usize = 5;
 
 /// One arrival of a trace.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TraceLine {
     /// When, from the start of the run (`t_ms` × `time_scale`).
     pub at: Duration,
     /// Which consumer.
     pub consumer: u64,
+    /// The request's method, when the trace says.
+    pub method: Option<Method>,
+    /// The request's path and query, when the trace says.
+    pub path: Option<Arc<str>>,
+}
+
+/// Whether `b` may appear in a trace's path as written: the URI characters of a path and
+/// query (RFC 3986 unreserved, sub-delims but `,`, `:@/?` and `%` of a percent-escape).
+/// `,` separates the CSV's columns, so a path carries it as `%2C`.
+pub fn is_path_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~!$&'()*+;=:@/?%".contains(&b)
 }
 
 /// A streamed trace.
@@ -118,7 +135,7 @@ impl<R: BufRead> TraceReader<R> {
                 self.columns = Some(header(line).map_err(|m| self.bad(&m))?);
                 continue;
             };
-            let parsed = parse_line(line, columns, self.last_ms).and_then(|(t_ms, consumer)| {
+            let parsed = parse_line(line, columns, self.last_ms).and_then(|(t_ms, rest)| {
                 let at = BoundedDuration::from_ms(t_ms * self.time_scale).map_err(|e| {
                     format!(
                         "t_ms {} × time_scale {}: {e}",
@@ -126,12 +143,17 @@ impl<R: BufRead> TraceReader<R> {
                         show(self.time_scale)
                     )
                 })?;
-                Ok((t_ms, at.get(), consumer))
+                Ok((t_ms, at.get(), rest))
             });
             match parsed {
-                Ok((t_ms, at, consumer)) => {
+                Ok((t_ms, at, (consumer, method, path))) => {
                     self.last_ms = t_ms;
-                    return Ok(Some(TraceLine { at, consumer }));
+                    return Ok(Some(TraceLine {
+                        at,
+                        consumer,
+                        method,
+                        path,
+                    }));
                 }
                 Err(m) if self.skip_bad_lines => {
                     let _ = m;
@@ -201,8 +223,11 @@ fn header(line: &str) -> Result<usize, String> {
     }
 }
 
-/// `(t_ms, consumer)` of a data line, or what is wrong with it.
-fn parse_line(line: &str, columns: usize, last_ms: f64) -> Result<(f64, u64), String> {
+/// What a data line says after its time: consumer, method, path.
+type Said = (u64, Option<Method>, Option<Arc<str>>);
+
+/// `(t_ms, rest)` of a data line, or what is wrong with it.
+fn parse_line(line: &str, columns: usize, last_ms: f64) -> Result<(f64, Said), String> {
     let fields: Vec<&str> = line.split(',').map(str::trim).collect();
     if fields.len() != columns {
         return Err(format!(
@@ -226,15 +251,21 @@ fn parse_line(line: &str, columns: usize, last_ms: f64) -> Result<(f64, u64), St
             fields[1]
         )
     })?;
-    if let Some(m) = fields.get(2) {
-        m.parse::<Method>().map_err(|e| format!("method: {e}"))?;
-    }
-    if let Some(p) = fields.get(3) {
-        if !p.starts_with('/') {
-            return Err(format!("path `{p}` must start with `/`"));
+    let method = match fields.get(2) {
+        Some(m) => Some(m.parse::<Method>().map_err(|e| format!("method: {e}"))?),
+        None => None,
+    };
+    let path = match fields.get(3) {
+        Some(p) if !p.starts_with('/') => return Err(format!("path `{p}` must start with `/`")),
+        Some(p) if !p.bytes().all(is_path_byte) => {
+            return Err(format!(
+                "path `{p}` has a character a URI path cannot carry as is (percent-encode it; `,` is `%2C`)"
+            ))
         }
-    }
-    Ok((t_ms, consumer))
+        Some(p) => Some(Arc::from(*p)),
+        None => None,
+    };
+    Ok((t_ms, (consumer, method, path)))
 }
 
 /// What a scan of a whole trace found.

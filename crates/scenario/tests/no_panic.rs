@@ -290,6 +290,31 @@ proptest! {
         }
     }
 
+    /// Arbitrary bytes into the access-log importer, in every format, skipping or not:
+    /// an error or a trace, never a panic; and what it writes, the trace reader reads.
+    #[test]
+    fn access_log_bytes(bytes in prop::collection::vec(any::<u8>(), 0..600), prefix in prop_oneof![
+        Just(&b""[..]),
+        Just(&b"127.0.0.1 - - [03/Dec/2026:06:40:01 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"x\"\n"[..]),
+        Just(&b"{\"time\":1.5,\"method\":\"GET\",\"path\":\"/\"}\n"[..]),
+    ], format in 0..3u8, skip in any::<bool>()) {
+        use herd_scenario::trace::import::{import, ImportOptions, LogFormat};
+        let format = [LogFormat::Common, LogFormat::Combined, LogFormat::Json][format as usize];
+        let opts = ImportOptions {
+            format,
+            clf_consumer: Default::default(),
+            json: Default::default(),
+            skip_bad_lines: skip,
+        };
+        let mut input = prefix.to_vec();
+        input.extend_from_slice(&bytes);
+        let mut out = Vec::new();
+        if let Ok(done) = import(&input[..], Path::new("a.log"), &opts, &mut out) {
+            let r = TraceReader::new(&out[..], Path::new("t.csv"), 1.0, false);
+            prop_assert_eq!(r.count() as u64, done.lines);
+        }
+    }
+
     /// Trace lines with extreme times.
     #[test]
     fn trace_times(times in prop::collection::vec(number(), 1..6)) {

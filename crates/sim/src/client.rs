@@ -51,6 +51,8 @@ struct Req {
     /// attempts (even of an earlier request in the same slot) never match.
     gen: u32,
     phase: Phase,
+    /// Its method, which decides whether it may be retried.
+    method: Method,
     /// The consumers' id for the request ([`NO_OWNER`] without consumers).
     owner: u64,
 }
@@ -138,10 +140,18 @@ impl Client {
         self.recorder
     }
 
-    /// A new logical request, intended now, with its jitter RNG and its owner; its first
-    /// attempt starts. Returns its slot.
-    pub(crate) fn begin(&mut self, s: &mut Schedule<Event>, rng: Pcg64Mcg, owner: u64) -> u32 {
+    /// A new logical request, intended now, with its jitter RNG, its owner and its method
+    /// (a trace line's; `None`: the client's, `[load] method`); its first attempt starts.
+    /// Returns its slot.
+    pub(crate) fn begin(
+        &mut self,
+        s: &mut Schedule<Event>,
+        rng: Pcg64Mcg,
+        owner: u64,
+        method: Option<Method>,
+    ) -> u32 {
         let fresh = Req {
+            method: method.unwrap_or(self.method),
             intended: s.now(),
             deadline: u64::MAX,
             rng,
@@ -333,7 +343,7 @@ impl Client {
         let t = Duration::from_nanos(now);
         match self
             .retrier
-            .decide(&mut r.request, self.method, outcome, t, &mut r.rng)
+            .decide(&mut r.request, r.method, outcome, t, &mut r.rng)
         {
             Decision::Retry { after } if after.is_zero() => self.attempt(s, req),
             Decision::Retry { after } => {

@@ -91,7 +91,7 @@ impl Driver {
             match a {
                 Action::Send { request, .. } => {
                     let rng = self.arm_seed.request(request);
-                    let slot = client.begin(s, rng, request);
+                    let slot = client.begin(s, rng, request, None);
                     self.slots.insert(request, slot);
                 }
                 Action::Cancel { request } => {

@@ -99,7 +99,7 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
     /// keep their order at equal instants).
     fn schedule_next(&mut self, s: &mut Schedule<Event>) {
         self.next = self.units.next();
-        if let Some((_, u)) = self.next {
+        if let Some((_, u)) = &self.next {
             s.at(nanos(u.at), Event::Arrive);
         }
     }
@@ -173,7 +173,7 @@ impl<'a> Arm<'a> {
             Some(c) => c.arrive(&mut self.s, &mut self.client, unit.consumer),
             None => {
                 let rng = self.arm_seed.request(i as u64);
-                self.client.begin(&mut self.s, rng, NO_OWNER);
+                self.client.begin(&mut self.s, rng, NO_OWNER, unit.method);
             }
         }
     }

@@ -1,12 +1,19 @@
 //! `herd trace synth`: a seeded example trace, written with the same generator a scenario
 //! uses for `[consumers] rate` (one Poisson stream at `consumers × rate`, each unit at a
 //! uniformly drawn consumer), so replaying it offers what the generated demand offers.
+//! `herd trace import`: an access log as a trace, by [`herd_scenario::trace::import`].
+//! Both stream into an [`Out`], so a failure half-way leaves no partial trace behind.
 
-use crate::cli::{SynthArgs, TraceAction, TraceArgs};
+use crate::cli::{ImportArgs, LogFormatArg, SynthArgs, TimeUnitArg, TraceAction, TraceArgs};
 use crate::fail::Fail;
+use crate::output::{check_writable, Out};
 use anyhow::{anyhow, Context};
+use herd_scenario::trace::import::{
+    self, time::EpochUnit, ClfConsumer, ImportError, ImportOptions, JsonFields, LogFormat,
+};
 use herd_scenario::{Arrival, BoundedDuration, Demand};
 use std::io::Write;
+use std::path::Path;
 
 /// The most lines a synthetic trace may have (about 20 GB): a typo in `--rate` should be
 /// refused, not fill a disk.
@@ -15,6 +22,7 @@ const MAX_LINES: f64 = 1e9;
 pub fn run(a: TraceArgs) -> Result<(), Fail> {
     match a.action {
         TraceAction::Synth(s) => synth(&s),
+        TraceAction::Import(i) => import_log(&i),
     }
 }
 
@@ -44,15 +52,10 @@ fn synth(a: &SynthArgs) -> Result<(), Fail> {
             "--rate × --consumers × --seconds would write about {lines:.3e} lines; herd trace synth writes at most {MAX_LINES:e} (lower one of them)"
         )));
     }
-    let mut out: Box<dyn Write> = match &a.out {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p)
-                .with_context(|| format!("cannot create {}", p.display()))
-                .map_err(Fail::input)?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    };
-    let write = |out: &mut Box<dyn Write>| -> std::io::Result<u64> {
+    let out_path = out_name(a.out.as_deref());
+    check_writable(&out_path).map_err(Fail::input)?;
+    let mut out = Out::create(&out_path).map_err(Fail::input)?;
+    let write = |out: &mut Out| -> std::io::Result<u64> {
         writeln!(
             out,
             "# herd trace synth --consumers {} --seconds {} --rate {} --seed {}",
@@ -66,14 +69,101 @@ fn synth(a: &SynthArgs) -> Result<(), Fail> {
             writeln!(out, "{:.3},{}", u.at.as_secs_f64() * 1000.0, u.consumer)?;
             n += 1;
         }
-        out.flush()?;
         Ok(n)
     };
     let n = write(&mut out)
         .context("writing the trace")
         .map_err(Fail::run)?;
+    out.commit().map_err(Fail::run)?;
     if let Some(p) = &a.out {
         eprintln!("wrote {n} arrivals to {}", p.display());
     }
+    Ok(())
+}
+
+/// `--out`'s path for [`Out`], `-` (stdout) without one.
+fn out_name(out: Option<&Path>) -> String {
+    out.map_or("-".into(), |p| p.to_string_lossy().into_owned())
+}
+
+fn import_log(a: &ImportArgs) -> Result<(), Fail> {
+    let format = match a.format {
+        LogFormatArg::Common => LogFormat::Common,
+        LogFormatArg::Combined => LogFormat::Combined,
+        LogFormatArg::Json => LogFormat::Json,
+    };
+    let clf_consumer = match (format, a.consumer.as_deref()) {
+        (LogFormat::Json, _) | (_, None | Some("remote_addr")) => ClfConsumer::RemoteAddr,
+        (_, Some("remote_user")) => ClfConsumer::RemoteUser,
+        (_, Some(other)) => {
+            return Err(Fail::input(anyhow!(
+                "--consumer `{other}`: a Common or Combined log names its consumer by `remote_addr` (the client address, the default) or `remote_user`"
+            )))
+        }
+    };
+    let opts = ImportOptions {
+        format,
+        clf_consumer,
+        json: JsonFields {
+            time: a.time_field.clone(),
+            method: a.method_field.clone(),
+            path: a.path_field.clone(),
+            consumer: a.consumer.clone().filter(|_| format == LogFormat::Json),
+            unit: match a.time_unit {
+                TimeUnitArg::S => EpochUnit::Seconds,
+                TimeUnitArg::Ms => EpochUnit::Millis,
+            },
+        },
+        skip_bad_lines: a.skip_bad_lines,
+    };
+    let out_path = out_name(a.out.as_deref());
+    check_writable(&out_path).map_err(Fail::input)?;
+    let input = import::open(&a.file).map_err(Fail::input)?;
+    let mut out = Out::create(&out_path).map_err(Fail::input)?;
+    writeln!(out, "# herd trace import {}", a.file.display())
+        .context("writing the trace")
+        .map_err(Fail::run)?;
+    let done = import::import(input, &a.file, &opts, &mut out).map_err(|e| match e {
+        ImportError::Input(e) => Fail::input(e),
+        ImportError::Output(e) => Fail::run(anyhow!(e).context("writing the trace")),
+    })?;
+    out.commit().map_err(Fail::run)?;
+    if done.skipped > 0 {
+        let lines: Vec<String> = done.first_skipped.iter().map(u64::to_string).collect();
+        let more = if done.skipped > done.first_skipped.len() as u64 {
+            ", …"
+        } else {
+            ""
+        };
+        eprintln!(
+            "herd: skipped {} bad line{} of {} (line{} {}{more}; line {}: {})",
+            done.skipped,
+            if done.skipped == 1 { "" } else { "s" },
+            a.file.display(),
+            if done.skipped == 1 { "" } else { "s" },
+            lines.join(", "),
+            lines.first().map_or("", String::as_str),
+            done.first_reason.as_deref().unwrap_or("?"),
+        );
+    }
+    if done.clamped > 0 {
+        eprintln!(
+            "herd: {} line{} earlier than the line before, written at its time (the largest step back: {} ms)",
+            done.clamped,
+            if done.clamped == 1 { " was" } else { "s were" },
+            done.max_step_back.as_millis()
+        );
+    }
+    eprintln!(
+        "herd: imported {} requests from {} ({} consumer{}, {} s from the first to the last){}",
+        done.lines,
+        a.file.display(),
+        done.consumers,
+        if done.consumers == 1 { "" } else { "s" },
+        done.span.as_secs_f64(),
+        a.out
+            .as_ref()
+            .map_or(String::new(), |p| format!(" to {}", p.display())),
+    );
     Ok(())
 }

@@ -8,7 +8,7 @@
 
 use bytes::Bytes;
 use herd_retry::{Failure, Method, Outcome};
-use herd_scenario::REQUEST_ID_HEADER;
+use herd_scenario::{Unit, REQUEST_ID_HEADER};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -18,24 +18,59 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;
 
+/// What one logical request asks for: its method, and its path and query when a trace
+/// line gives one (without, the client's URL as it is). Every client of an arm sends it
+/// this way, and herd's retrier decides its retries by this method.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The method: the trace line's, else the scenario's `[load] method`.
+    pub method: Method,
+    /// The path and query (`/orders?id=7`), when the trace line has one.
+    pub path: Option<Arc<str>>,
+}
+
+impl Call {
+    /// `unit`'s request; `default` (the scenario's `[load] method`) when it names no method.
+    pub fn of(unit: &Unit, default: Method) -> Call {
+        Call {
+            method: unit.method_or(default),
+            path: unit.path.clone(),
+        }
+    }
+
+    /// The scenario's `[load] method` to the client's URL.
+    pub fn plain(method: Method) -> Call {
+        Call { method, path: None }
+    }
+
+    /// The method as `http` spells it.
+    pub fn http_method(&self) -> http::Method {
+        http::Method::from_bytes(self.method.as_str().as_bytes()).unwrap_or(http::Method::GET)
+    }
+
+    /// `base` with its path and query replaced by the call's path, if it has one.
+    pub fn uri(&self, base: &http::Uri) -> Result<http::Uri, http::Error> {
+        let Some(path) = &self.path else {
+            return Ok(base.clone());
+        };
+        let mut parts = base.clone().into_parts();
+        parts.path_and_query = Some(path.parse()?);
+        Ok(http::Uri::from_parts(parts)?)
+    }
+}
+
 /// An arm's HTTP client: one pool, a cap on connections in use, an attempt timeout.
 #[derive(Clone)]
 pub struct HttpClient {
     client: Client<HttpConnector, Empty<Bytes>>,
     slots: Arc<Semaphore>,
     uri: http::Uri,
-    method: http::Method,
     timeout: Option<Duration>,
 }
 
 impl HttpClient {
     /// A client for `uri` with at most `max_connections` connections in use.
-    pub fn new(
-        uri: http::Uri,
-        method: Method,
-        max_connections: usize,
-        timeout: Option<Duration>,
-    ) -> Self {
+    pub fn new(uri: http::Uri, max_connections: usize, timeout: Option<Duration>) -> Self {
         let mut conn = HttpConnector::new();
         conn.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
@@ -46,8 +81,6 @@ impl HttpClient {
             client,
             slots: Arc::new(Semaphore::new(max_connections)),
             uri,
-            method: http::Method::from_bytes(method.as_str().as_bytes())
-                .unwrap_or(http::Method::GET),
             timeout,
         }
     }
@@ -57,7 +90,8 @@ impl HttpClient {
         self.timeout
     }
 
-    /// Sends one attempt of logical request `id` and classifies the result; `timeout`
+    /// Sends one attempt of logical request `id` (`call`: its method and path) and
+    /// classifies the result; `timeout`
     /// (the request's [`herd_retry::Retrier::attempt_timeout`]) covers waiting for a
     /// connection, the request and the whole response body. The attempt carries `id` in
     /// [`REQUEST_ID_HEADER`], so the upstream can tell a retry from a first try.
@@ -65,11 +99,11 @@ impl HttpClient {
     /// An attempt with no time left (`timeout` zero: the deadline has come) times out
     /// before it is sent, as in the simulator; `tokio::time::timeout(0, …)` would poll
     /// the send once and could put it on the wire.
-    pub async fn attempt(&self, id: u64, timeout: Option<Duration>) -> Outcome {
+    pub async fn attempt(&self, id: u64, call: &Call, timeout: Option<Duration>) -> Outcome {
         if timeout.is_some_and(|t| t.is_zero()) {
             return Outcome::Failed(Failure::Timeout);
         }
-        let fut = self.send(id);
+        let fut = self.send(id, call);
         match timeout {
             Some(t) => tokio::time::timeout(t, fut)
                 .await
@@ -78,13 +112,16 @@ impl HttpClient {
         }
     }
 
-    async fn send(&self, id: u64) -> Outcome {
+    async fn send(&self, id: u64, call: &Call) -> Outcome {
         let Ok(_slot) = self.slots.acquire().await else {
             return Outcome::Failed(Failure::Other);
         };
+        let Ok(uri) = call.uri(&self.uri) else {
+            return Outcome::Failed(Failure::Other);
+        };
         let req = match http::Request::builder()
-            .method(self.method.clone())
-            .uri(self.uri.clone())
+            .method(call.http_method())
+            .uri(uri)
             .header(REQUEST_ID_HEADER, id)
             .body(Empty::<Bytes>::new())
         {

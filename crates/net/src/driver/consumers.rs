@@ -9,13 +9,16 @@
 //! backoff timer is gone. Timers live in an ordered map keyed by (due, sequence), so two
 //! due at once fire in the order they were armed.
 //!
+//! A unit's request is `[load] method` to the client's URL even when a trace line gives a
+//! method and path: the consumer layer re-sends units by consumer, not by trace line.
+//!
 //! A [`Stop`] is one more branch of the loop: it aborts every live request, like a
 //! `Cancel` of each, and ends the arm with the units done so far (see the driver's docs).
 
-use super::{logical, Driven, HttpClient, Progress};
+use super::{logical, Call, Driven, HttpClient, Progress};
 use crate::Stop;
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
-use herd_retry::{Method, Retrier};
+use herd_retry::Retrier;
 use herd_scenario::ArmSeed;
 use herd_scenario::{ConsumerTally, Demand, LogicalRecord, Recorder, Scenario, Unit};
 use std::collections::{BTreeMap, HashMap};
@@ -61,7 +64,7 @@ pub(super) async fn drive(
         actions: Vec::new(),
         max_lag: Duration::ZERO,
         epoch,
-        method: scenario.load.method,
+        call: Call::plain(scenario.load.method),
         index,
         progress,
         parts: p,
@@ -72,7 +75,7 @@ pub(super) async fn drive(
     let mut complete = true;
     loop {
         run.carry_out();
-        let next_unit = run.pending.map(|u| epoch + u.at);
+        let next_unit = run.pending.as_ref().map(|u| epoch + u.at);
         if next_unit.is_none() && run.machine.is_idle() {
             break;
         }
@@ -110,7 +113,9 @@ struct Run {
     actions: Vec<Action>,
     max_lag: Duration,
     epoch: Instant,
-    method: Method,
+    /// Every request's: a unit's trace method and path stay at the consumer (its requests
+    /// are the scenario's `[load] method` to `/`), as in the simulator.
+    call: Call,
     index: usize,
     progress: Option<Progress>,
     parts: Parts,
@@ -160,9 +165,9 @@ impl Run {
             self.parts.retrier.clone(),
             self.tx.clone(),
         );
-        let (epoch, method) = (self.epoch, self.method);
+        let (epoch, call) = (self.epoch, self.call.clone());
         let task = tokio::spawn(async move {
-            let (ok, _) = logical(&client, &retrier, epoch, method, request, rng).await;
+            let (ok, _) = logical(&client, &retrier, epoch, &call, request, rng).await;
             let _ = tx.send((request, ok));
         });
         self.tasks.insert(request, task.abort_handle());

@@ -11,7 +11,7 @@ use crate::external::{
     command_arm, Adapter, AdapterOptions, Answered, ArmCommand, ExternalArm, ExternalError,
 };
 use crate::Stop;
-use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario};
+use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario, Unit};
 use std::io;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
@@ -112,8 +112,8 @@ pub(super) async fn drive(
     } = started;
     let (tx, aggregate) = aggregator(index, progress);
     let mut run = Run {
-        // The schedule is a pure function of the seed, so the intended time of id N is
-        // recomputed here rather than kept per request.
+        // The schedule is a pure function of the seed (or the trace), so the intended time
+        // of id N is computed here once rather than kept per request in flight.
         schedule: arrivals(scenario)?.collect(),
         client,
         epoch,
@@ -136,7 +136,7 @@ pub(super) async fn drive(
 
 /// One external arm's run.
 struct Run {
-    schedule: Vec<Duration>,
+    schedule: Vec<Unit>,
     client: String,
     epoch: Instant,
     tx: UnboundedSender<LogicalRecord>,
@@ -186,7 +186,7 @@ impl Run {
     /// Sends each id at its intended time, recording answers as they come.
     async fn send_all(&mut self, arm: &mut ExternalArm) -> io::Result<()> {
         while self.next < self.schedule.len() {
-            let intended: Instant = self.epoch + self.schedule[self.next];
+            let intended: Instant = self.epoch + self.schedule[self.next].at;
             tokio::select! {
                 biased;
                 () = sleep_until(intended) => self.send_next(arm, intended)?,
@@ -205,10 +205,13 @@ impl Run {
         Ok(())
     }
 
-    /// Id `next` is due.
+    /// Id `next` is due: sent with its trace method and path, if it has them.
     fn send_next(&mut self, arm: &ExternalArm, intended: Instant) -> io::Result<()> {
         self.max_lag = self.max_lag.max(intended.elapsed());
-        arm.send(self.next as u64).map_err(fail)?;
+        let unit = &self.schedule[self.next];
+        let method = unit.method.map(|m| m.as_str());
+        arm.send_request(self.next as u64, method, unit.path.as_deref())
+            .map_err(fail)?;
         self.next += 1;
         Ok(())
     }
@@ -218,7 +221,7 @@ impl Run {
         let at = self
             .schedule
             .get(a.answer.id as usize)
-            .copied()
+            .map(|u| u.at)
             .ok_or_else(|| {
                 io::Error::other(format!(
                     "adapter {}: answer for unknown id {}",

@@ -24,15 +24,16 @@ mod consumers;
 mod external;
 pub mod peers;
 
-pub use attempt::HttpClient;
+pub use attempt::{Call, HttpClient};
 pub use external::{arm_command, shell_words};
 use peers::{Peer, PeerOptions};
 
 use crate::upstream::{Stats, UpstreamServer};
 use crate::Stop;
-use herd_retry::{Decision, Failure, Method, Outcome, Retrier};
+use herd_retry::{Decision, Failure, Outcome, Retrier};
 use herd_scenario::{
     ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts, TargetCounts,
+    Unit,
 };
 use rand_pcg::Pcg64Mcg;
 use std::io;
@@ -197,6 +198,27 @@ fn front(scenario: &Scenario, index: usize) -> herd_scenario::Upstream {
     u
 }
 
+/// Runs arm `index` of `scenario` against a server the caller runs at `url`
+/// (`http://HOST:PORT/`), from now until every logical request is done or `stop` fires:
+/// the client side only (the server's counts are the caller's). `None`: `stop` fired
+/// before the client was ready.
+pub async fn drive_url(
+    scenario: &Scenario,
+    index: usize,
+    url: &str,
+    stop: Stop,
+) -> io::Result<Option<Driven>> {
+    let ready = tokio::select! {
+        biased;
+        () = stop.requested() => return Ok(None),
+        ready = prepare(scenario, index, url) => ready?,
+    };
+    ready
+        .drive(scenario, index, Instant::now(), None, &stop)
+        .await
+        .map(Some)
+}
+
 /// What an arm's drive produced (see [`run_arm`]).
 pub struct Driven {
     /// The client side.
@@ -246,7 +268,6 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
             let uri: http::Uri = url.parse().map_err(io::Error::other)?;
             let client = HttpClient::new(
                 uri,
-                scenario.load.method,
                 scenario.client.pool_max_connections,
                 scenario.client.attempt_timeout,
             );
@@ -272,8 +293,6 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
         ArmClient::Rust(kind) => {
             let opts = PeerOptions {
                 url: url.to_owned(),
-                method: http::Method::from_bytes(scenario.load.method.as_str().as_bytes())
-                    .map_err(io::Error::other)?,
                 pool: scenario.client.pool_max_connections,
                 timeout: scenario.client.attempt_timeout,
             };
@@ -329,7 +348,9 @@ async fn plain(
     // The requests in flight, so a stop can abort them; finished ones are reaped as we go.
     let mut in_flight = JoinSet::new();
     let mut complete = true;
-    for (i, at) in arrivals(scenario)?.enumerate() {
+    for (i, unit) in arrivals(scenario)?.enumerate() {
+        let at = unit.at;
+        let call = Call::of(&unit, method);
         let intended = epoch + at;
         tokio::select! {
             biased;
@@ -347,9 +368,9 @@ async fn plain(
         in_flight.spawn(async move {
             let (ok, attempts) = match &*exec {
                 Exec::Replica { client, retrier } => {
-                    logical(client, retrier, epoch, method, i as u64, rng).await
+                    logical(client, retrier, epoch, &call, i as u64, rng).await
                 }
-                Exec::Peer(p) => p.call(i as u64).await,
+                Exec::Peer(p) => p.call(i as u64, &call).await,
             };
             let _ = tx.send(LogicalRecord {
                 intended: at,
@@ -381,10 +402,9 @@ async fn plain(
 }
 
 /// The scenario's arrival schedule: the same for every arm and every kind of client
-/// (generated from the seed, or streamed from a trace).
-fn arrivals(scenario: &Scenario) -> io::Result<impl Iterator<Item = Duration>> {
-    let demand = Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))?;
-    Ok(demand.map(|u| u.at))
+/// (generated from the seed, or streamed from a trace with each request's method and path).
+fn arrivals(scenario: &Scenario) -> io::Result<impl Iterator<Item = Unit>> {
+    Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// The one place finished logical requests go: a channel into the arm's [`Recorder`].
@@ -409,14 +429,14 @@ fn aggregator(
     (tx, handle)
 }
 
-/// One logical request: attempts until the arm's [`Retrier`] says stop. Returns
-/// (succeeded, attempts). The retrier is shared by the arm's requests (its budget is
+/// One logical request, `call`: attempts until the arm's [`Retrier`] says stop (which
+/// retries it by `call`'s method). Returns (succeeded, attempts). The retrier is shared by the arm's requests (its budget is
 /// client-wide); its clock is time since the run's epoch.
 async fn logical(
     client: &HttpClient,
     retrier: &Mutex<Retrier>,
     epoch: Instant,
-    method: Method,
+    call: &Call,
     id: u64,
     mut rng: Pcg64Mcg,
 ) -> (bool, u32) {
@@ -438,11 +458,11 @@ async fn logical(
         };
         let outcome = if admitted {
             attempts += 1;
-            client.attempt(id, remaining).await
+            client.attempt(id, call, remaining).await
         } else {
             Outcome::Failed(Failure::Throttled)
         };
-        let decision = lock().decide(&mut req, method, &outcome, now(), &mut rng);
+        let decision = lock().decide(&mut req, call.method, &outcome, now(), &mut rng);
         match decision {
             Decision::Success => return (true, attempts),
             Decision::Retry { after } => tokio::time::sleep_until(Instant::now() + after).await,

@@ -16,6 +16,7 @@
 //! below the retry loop); reqwest's built-in retry hides its attempts, so that arm reports
 //! 0 client attempts. The server's counts are the upstream's either way.
 
+use super::Call;
 use bytes::Bytes;
 use herd_scenario::{RustPeer, REQUEST_ID_HEADER};
 use http_body_util::{BodyExt, Empty};
@@ -34,10 +35,8 @@ use tower::{Service, ServiceExt};
 /// What a peer is asked to do.
 #[derive(Clone, Debug)]
 pub struct PeerOptions {
-    /// The target.
+    /// The target (each request's path replaces its path, [`Call::uri`]).
     pub url: String,
-    /// The method of every request.
-    pub method: http::Method,
     /// Idle connections kept per host (reqwest and hyper-util cap idle, not total).
     pub pool: usize,
     /// Per-attempt timeout.
@@ -138,14 +137,25 @@ impl Peer {
         }
     }
 
-    /// Logical request `id` (sent in [`REQUEST_ID_HEADER`] on every attempt, as any
-    /// header is): (succeeded, attempts seen).
-    pub async fn call(&self, id: u64) -> (bool, u32) {
+    /// Logical request `id`, `call` (`id` is sent in [`REQUEST_ID_HEADER`] on every
+    /// attempt, as any header is): (succeeded, attempts seen). The library decides the
+    /// retries, by its own rules for `call`'s method.
+    pub async fn call(&self, id: u64, call: &Call) -> (bool, u32) {
+        let url = |o: &PeerOptions| match &call.path {
+            None => Ok(o.url.clone()),
+            Some(_) => o
+                .url
+                .parse::<http::Uri>()
+                .map_err(http::Error::from)
+                .and_then(|base| call.uri(&base))
+                .map(|u| u.to_string()),
+        };
         match self {
             Peer::ReqwestRetry(c, o) => {
+                let Ok(url) = url(o) else { return (false, 0) };
                 let attempts = Attempts::default();
                 let r = c
-                    .request(o.method.clone(), &o.url)
+                    .request(call.http_method(), url)
                     .header(REQUEST_ID_HEADER, id)
                     .with_extension(attempts.clone())
                     .send()
@@ -157,8 +167,9 @@ impl Peer {
                 (ok, attempts.0.load(Ordering::Relaxed))
             }
             Peer::ReqwestBuiltin(c, o) => {
+                let Ok(url) = url(o) else { return (false, 0) };
                 let sent = c
-                    .request(o.method.clone(), &o.url)
+                    .request(call.http_method(), url)
                     .header(REQUEST_ID_HEADER, id)
                     .send()
                     .await;
@@ -168,7 +179,7 @@ impl Peer {
                 };
                 (ok, 0)
             }
-            Peer::TowerRetry(t) => t.call(id).await,
+            Peer::TowerRetry(t) => t.call(id, call).await,
         }
     }
 }
@@ -191,7 +202,6 @@ pub struct TowerPeer {
     budget: Arc<TpsBudget>,
     backoff: ExponentialBackoffMaker,
     uri: http::Uri,
-    method: http::Method,
     timeout: Option<Duration>,
 }
 
@@ -208,12 +218,11 @@ impl TowerPeer {
             budget: Arc::new(TpsBudget::default()),
             backoff: ExponentialBackoffMaker::default(),
             uri: o.url.parse().map_err(|e| format!("{}: {e}", o.url))?,
-            method: o.method,
             timeout: o.timeout,
         })
     }
 
-    async fn call(&self, id: u64) -> (bool, u32) {
+    async fn call(&self, id: u64, call: &Call) -> (bool, u32) {
         let attempts = Arc::new(AtomicU32::new(0));
         let policy = TowerPolicy {
             budget: self.budget.clone(),
@@ -226,9 +235,12 @@ impl TowerPeer {
             attempts: attempts.clone(),
         };
         let mut svc = tower::retry::Retry::new(policy, inner);
+        let Ok(uri) = call.uri(&self.uri) else {
+            return (false, 0);
+        };
         let req = match http::Request::builder()
-            .method(self.method.clone())
-            .uri(self.uri.clone())
+            .method(call.http_method())
+            .uri(uri)
             .header(REQUEST_ID_HEADER, id)
             .body(Empty::new())
         {

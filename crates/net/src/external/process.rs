@@ -56,7 +56,7 @@ pub struct Answered {
 }
 
 enum Cmd {
-    Send(u64),
+    Send(u64, String),
     Close,
     Stop,
 }
@@ -87,7 +87,7 @@ pub struct ExternalArm {
 impl std::fmt::Debug for Cmd {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Cmd::Send(id) => write!(f, "Send({id})"),
+            Cmd::Send(id, _) => write!(f, "Send({id})"),
             Cmd::Close => f.write_str("Close"),
             Cmd::Stop => f.write_str("Stop"),
         }
@@ -192,10 +192,24 @@ impl ExternalArm {
     /// Tells the adapter that logical request `id` is due now. Never blocks; the deadline
     /// for its answer starts now.
     pub fn send(&self, id: u64) -> Result<(), ExternalError> {
+        self.send_request(id, None, None)
+    }
+
+    /// [`ExternalArm::send`], with the request's method and path when a trace gives them
+    /// (the request line's optional `method` and `path`).
+    pub fn send_request(
+        &self,
+        id: u64,
+        method: Option<&str>,
+        path: Option<&str>,
+    ) -> Result<(), ExternalError> {
         if self.closed {
             return Err(self.stopped());
         }
-        self.cmds.send(Cmd::Send(id)).map_err(|_| self.stopped())
+        let line = protocol::request_line(id, method, path);
+        self.cmds
+            .send(Cmd::Send(id, line))
+            .map_err(|_| self.stopped())
     }
 
     /// Closes the adapter's stdin: no more requests. Outstanding ones are still answered.
@@ -304,13 +318,9 @@ async fn keep_tail(mut stderr: tokio::process::ChildStderr, tail: Tail) {
 }
 
 /// Writes request lines until the channel closes (then stdin closes) or the pipe breaks.
-async fn write_requests(mut stdin: ChildStdin, mut ids: mpsc::UnboundedReceiver<u64>) {
-    while let Some(id) = ids.recv().await {
-        if stdin
-            .write_all(protocol::request_line(id).as_bytes())
-            .await
-            .is_err()
-        {
+async fn write_requests(mut stdin: ChildStdin, mut lines: mpsc::UnboundedReceiver<String>) {
+    while let Some(line) = lines.recv().await {
+        if stdin.write_all(line.as_bytes()).await.is_err() {
             // The adapter is gone; the supervisor learns it from stdout.
             return;
         }
@@ -331,9 +341,9 @@ struct Supervisor {
     finish_timeout: Duration,
     /// The stdin writer, once running; aborted (closing stdin) whenever the child is killed.
     writer_task: Option<JoinHandle<()>>,
-    /// Ids on their way to the writer; `None` before [`Supervisor::serve`] and once herd
+    /// Request lines on their way to the writer; `None` before [`Supervisor::serve`] and once herd
     /// closed stdin (dropping it closes stdin after the queued lines are out).
-    writer: Option<mpsc::UnboundedSender<u64>>,
+    writer: Option<mpsc::UnboundedSender<String>>,
     /// Whether herd's commands can still arrive (false once [`ExternalArm`] is gone).
     cmds_open: bool,
     /// id -> send instant of every unanswered request.
@@ -488,14 +498,14 @@ impl Supervisor {
     /// A command from [`ExternalArm`]: send an id, close stdin, or stop.
     async fn on_command(&mut self, cmd: Option<Cmd>) -> Result<Flow, ExternalError> {
         match cmd {
-            Some(Cmd::Send(id)) => {
+            Some(Cmd::Send(id, line)) => {
                 let now = Instant::now();
                 if self.pending.insert(id, now).is_some() {
                     return Err(self.fail_finish(format!("id {id} sent twice")).await);
                 }
                 self.order.push_back((now, id));
                 if let Some(w) = &self.writer {
-                    let _ = w.send(id);
+                    let _ = w.send(line);
                 }
             }
             Some(Cmd::Close) => self.writer = None,

@@ -62,9 +62,17 @@ pub struct LineError {
     pub detail: String,
 }
 
-/// The request line for `id`, newline included.
-pub fn request_line(id: u64) -> String {
-    format!("{{\"id\":{id}}}\n")
+/// The request line for `id`, newline included, with the request's method and path when a
+/// trace gives them (version 1 adapters that predate them ignore unknown fields).
+pub fn request_line(id: u64, method: Option<&str>, path: Option<&str>) -> String {
+    let mut line = format!("{{\"id\":{id}");
+    for (key, value) in [("method", method), ("path", path)] {
+        if let Some(v) = value {
+            line.push_str(&format!(",\"{key}\":{}", serde_json::Value::from(v)));
+        }
+    }
+    line.push_str("}\n");
+    line
 }
 
 /// At most 200 characters of `s`, for quoting in errors.
@@ -192,7 +200,11 @@ mod tests {
 
     #[test]
     fn request_lines() {
-        assert_eq!(request_line(42), "{\"id\":42}\n");
+        assert_eq!(request_line(42, None, None), "{\"id\":42}\n");
+        assert_eq!(
+            request_line(7, Some("POST"), Some("/o?a=\"b\"")),
+            "{\"id\":7,\"method\":\"POST\",\"path\":\"/o?a=\\\"b\\\"\"}\n"
+        );
     }
 
     /// A JSON value of any type, extremes included.

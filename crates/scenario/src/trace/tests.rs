@@ -24,11 +24,15 @@ fn reads_lines_with_comments_and_optional_columns() {
         [
             TraceLine {
                 at: Duration::ZERO,
-                consumer: 3
+                consumer: 3,
+                method: Some(Method::Get),
+                path: Some("/a".into()),
             },
             TraceLine {
                 at: Duration::from_micros(12_500),
-                consumer: 0
+                consumer: 0,
+                method: Some(Method::Put),
+                path: Some("/b".into()),
             },
         ]
     );
@@ -52,6 +56,14 @@ fn a_bad_line_names_the_file_and_line() {
         ("t_ms,consumer\n5,x\n", "consumer `x`"),
         ("t_ms,consumer\n5\n", "expected 2 fields"),
         ("t_ms,consumer,method\n5,1,FETCH\n", "method"),
+        (
+            "t_ms,consumer,method,path\n5,1,GET,/a b\n",
+            "percent-encode it",
+        ),
+        (
+            "t_ms,consumer,method,path\n5,1,GET,a\n",
+            "must start with `/`",
+        ),
         ("time,who\n", "bad header"),
         ("", "empty trace"),
     ] {
