@@ -52,6 +52,7 @@
 //! ```
 
 use crate::id_map::IdMap;
+use crate::id_ring::IdRing;
 use rand::Rng;
 use std::collections::VecDeque;
 use std::fmt;
@@ -260,10 +261,10 @@ pub struct Consumers {
     in_flight: Vec<u32>,
     /// Units waiting at their consumer (at the cap), FIFO, for the consumers that have any.
     waiting: IdMap<VecDeque<u64>>,
-    /// Units not yet done. Looked up only, never iterated, so hash order cannot leak.
-    units: IdMap<Unit>,
+    /// Units not yet done, by id (ids are handed out in arrival order: see [`IdRing`]).
+    units: IdRing<Unit>,
     /// Live logical request → its consumer and unit.
-    requests: IdMap<(u32, u64)>,
+    requests: IdRing<(u32, u64)>,
     next_unit: u64,
     next_request: u64,
     /// Closed loop: units still to start.
@@ -283,8 +284,8 @@ impl Consumers {
                 vec![0; count as usize]
             },
             waiting: IdMap::default(),
-            units: IdMap::default(),
-            requests: IdMap::default(),
+            units: IdRing::default(),
+            requests: IdRing::default(),
             next_unit: 0,
             next_request: 0,
             left: units,
@@ -344,7 +345,7 @@ impl Consumers {
         // (at the same instant as ever): the great majority, done in milliseconds, never
         // put a timer on the schedule that would fire, stale, `give_up` later (with a
         // million consumers, millions of pending events).
-        let sent = self.units.get(&unit).is_some_and(|u| u.sends > 0);
+        let sent = self.units.get(unit).is_some_and(|u| u.sends > 0);
         if !sent || self.rules.give_up <= self.rules.timeout {
             self.arm_give_up(unit, out);
         }
@@ -353,7 +354,7 @@ impl Consumers {
 
     /// Arms `unit`'s give-up timer, `give_up` after its arrival, unless it is armed.
     fn arm_give_up(&mut self, unit: u64, out: &mut Vec<Action>) {
-        if let Some(u) = self.units.get_mut(&unit) {
+        if let Some(u) = self.units.get_mut(unit) {
             if !u.give_up_armed {
                 u.give_up_armed = true;
                 out.push(Action::Arm {
@@ -374,7 +375,7 @@ impl Consumers {
                 }
             }
             Timer::GiveUp { unit } => {
-                let Some(u) = self.units.remove(&unit) else {
+                let Some(u) = self.units.remove(unit) else {
                     return;
                 };
                 self.tally.gave_up += 1;
@@ -386,14 +387,14 @@ impl Consumers {
                 self.done(unit, &u, false, now, out);
             }
             Timer::Timeout { unit, send } => {
-                let Some(u) = self.units.get_mut(&unit) else {
+                let Some(u) = self.units.get_mut(unit) else {
                     return;
                 };
                 if u.sends != send {
                     return;
                 }
                 self.arm_give_up(unit, out);
-                let Some(u) = self.units.get_mut(&unit) else {
+                let Some(u) = self.units.get_mut(unit) else {
                     return;
                 };
                 self.tally.timeouts += 1;
@@ -412,16 +413,16 @@ impl Consumers {
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
     pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut Vec<Action>) {
-        let Some((consumer, unit)) = self.requests.remove(&request) else {
+        let Some((consumer, unit)) = self.requests.remove(request) else {
             return;
         };
         if let Some(n) = self.in_flight.get_mut(consumer as usize) {
             *n = n.saturating_sub(1);
         }
-        if let Some(u) = self.units.get_mut(&unit) {
+        if let Some(u) = self.units.get_mut(unit) {
             u.live.retain(|r| *r != request);
             if ok {
-                if let Some(u) = self.units.remove(&unit) {
+                if let Some(u) = self.units.remove(unit) {
                     self.done(unit, &u, true, now, out);
                 }
             }
@@ -432,7 +433,7 @@ impl Consumers {
     /// `unit` needs a send: now if its consumer has room and nobody waits ahead of it
     /// (a re-send goes ahead), else in line.
     fn want(&mut self, unit: u64, resend: bool, now: Duration, out: &mut Vec<Action>) {
-        let Some(consumer) = self.units.get(&unit).map(|u| u.consumer) else {
+        let Some(consumer) = self.units.get(unit).map(|u| u.consumer) else {
             return;
         };
         let waiting = self
@@ -475,14 +476,14 @@ impl Consumers {
                 self.waiting.remove(&key);
             }
             // A unit given up while it waited is gone: skip it.
-            if self.units.contains_key(&unit) {
+            if self.units.contains_key(unit) {
                 self.send(unit, now, out);
             }
         }
     }
 
     fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) {
-        let Some(u) = self.units.get_mut(&unit) else {
+        let Some(u) = self.units.get_mut(unit) else {
             return;
         };
         let request = self.next_request;
@@ -503,7 +504,7 @@ impl Consumers {
     }
 
     fn cancel(&mut self, request: u64, out: &mut Vec<Action>) {
-        let Some((consumer, _)) = self.requests.remove(&request) else {
+        let Some((consumer, _)) = self.requests.remove(request) else {
             return;
         };
         if let Some(n) = self.in_flight.get_mut(consumer as usize) {

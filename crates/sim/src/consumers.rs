@@ -8,7 +8,7 @@ use crate::client::Client;
 use crate::event::Event;
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
-use herd_retry::id_map::IdMap;
+use herd_retry::id_ring::IdRing;
 use herd_scenario::{ArmSeed, Seeds};
 use herd_scenario::{ConsumerTally, LogicalRecord, Recorder};
 use std::time::Duration;
@@ -17,7 +17,7 @@ use std::time::Duration;
 pub(crate) struct Driver {
     rules: Consumers,
     /// Live request id → client slot (only for cancels). Looked up, never iterated.
-    slots: IdMap<u32>,
+    slots: IdRing<u32>,
     arm_seed: ArmSeed,
     recorder: Recorder,
     actions: Vec<Action>,
@@ -45,7 +45,7 @@ impl Driver {
             give_up: s.add_lane(rules.give_up()),
             think: rules.think().map(|t| s.add_lane(t)),
             rules: Consumers::new(rules, count, units),
-            slots: IdMap::default(),
+            slots: IdRing::default(),
             arm_seed,
             recorder: Recorder::new(),
             actions: Vec::new(),
@@ -77,7 +77,7 @@ impl Driver {
         client.take_finished(&mut self.finished);
         while !self.finished.is_empty() {
             for (request, ok) in std::mem::take(&mut self.finished) {
-                self.slots.remove(&request);
+                self.slots.remove(request);
                 self.rules.finished(request, ok, now(s), &mut self.actions);
             }
             self.apply(s, client);
@@ -95,7 +95,7 @@ impl Driver {
                     self.slots.insert(request, slot);
                 }
                 Action::Cancel { request } => {
-                    if let Some(slot) = self.slots.remove(&request) {
+                    if let Some(slot) = self.slots.remove(request) {
                         client.cancel(s, slot);
                     }
                 }
