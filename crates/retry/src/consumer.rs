@@ -53,6 +53,7 @@
 
 use crate::id_map::IdMap;
 use crate::id_ring::IdRing;
+use live::Live;
 use rand::Rng;
 use std::collections::VecDeque;
 use std::fmt;
@@ -242,8 +243,8 @@ pub struct Tally {
 struct Unit {
     consumer: u32,
     arrived: Duration,
-    /// Live logical requests of the unit (one with `Abandon`, a few with `Reissue`).
-    live: Vec<u64>,
+    /// Live logical requests of the unit, kept under `Abandon` only (see [`Live`]).
+    live: Live,
     sends: u32,
     /// Whether its give-up timer is pending (see [`Consumers::arrive`]).
     give_up_armed: bool,
@@ -334,7 +335,7 @@ impl Consumers {
             Unit {
                 consumer,
                 arrived: now,
-                live: Vec::new(),
+                live: Live::new(),
                 sends: 0,
                 give_up_armed: false,
             },
@@ -380,8 +381,8 @@ impl Consumers {
                 };
                 self.tally.gave_up += 1;
                 if self.rules.on_timeout == OnTimeout::Abandon {
-                    for r in &u.live {
-                        self.cancel(*r, out);
+                    for r in u.live.iter() {
+                        self.cancel(r, out);
                     }
                 }
                 self.done(unit, &u, false, now, out);
@@ -400,7 +401,7 @@ impl Consumers {
                 self.tally.timeouts += 1;
                 let consumer = u.consumer;
                 if self.rules.on_timeout == OnTimeout::Abandon {
-                    for r in std::mem::take(&mut u.live) {
+                    for r in u.live.take() {
                         self.cancel(r, out);
                     }
                 }
@@ -420,7 +421,7 @@ impl Consumers {
             *n = n.saturating_sub(1);
         }
         if let Some(u) = self.units.get_mut(unit) {
-            u.live.retain(|r| *r != request);
+            u.live.remove(request);
             if ok {
                 if let Some(u) = self.units.remove(unit) {
                     self.done(unit, &u, true, now, out);
@@ -488,7 +489,9 @@ impl Consumers {
         };
         let request = self.next_request;
         self.next_request += 1;
-        u.live.push(request);
+        if self.rules.on_timeout == OnTimeout::Abandon {
+            u.live.push(request);
+        }
         u.sends += 1;
         let (consumer, send) = (u.consumer, u.sends);
         self.requests.insert(request, (consumer, unit));
@@ -532,5 +535,6 @@ impl Consumers {
     }
 }
 
+mod live;
 #[cfg(test)]
 mod tests;

@@ -76,10 +76,13 @@ impl Driver {
     pub(crate) fn collect(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
         client.take_finished(&mut self.finished);
         while !self.finished.is_empty() {
-            for (request, ok) in std::mem::take(&mut self.finished) {
+            // Taken and put back, so that the buffer's allocation is reused.
+            let mut batch = std::mem::take(&mut self.finished);
+            for (request, ok) in batch.drain(..) {
                 self.slots.remove(request);
                 self.rules.finished(request, ok, now(s), &mut self.actions);
             }
+            self.finished = batch;
             self.apply(s, client);
             // A send can finish at once (a throttled first attempt): go round again.
             client.take_finished(&mut self.finished);
@@ -87,7 +90,8 @@ impl Driver {
     }
 
     fn apply(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
-        for a in std::mem::take(&mut self.actions) {
+        let mut actions = std::mem::take(&mut self.actions);
+        for a in actions.drain(..) {
             match a {
                 Action::Send { request, .. } => {
                     let rng = self.arm_seed.request(request);
@@ -118,6 +122,7 @@ impl Driver {
                 }),
             }
         }
+        self.actions = actions;
     }
 
     /// The units recorded, with the consumers' tally and the client's attempt count.
