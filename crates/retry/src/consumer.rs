@@ -256,10 +256,12 @@ pub struct Consumers {
     rules: ConsumerRules,
     /// How many consumers there are.
     count: u32,
-    /// Live logical requests per consumer; empty without a cap, where nothing reads it.
-    /// Kept apart from the queues, 4 bytes a consumer, because with a million consumers
-    /// every event that touches one is a cache miss, and a dense array misses least.
-    in_flight: Vec<u32>,
+    /// Live logical requests of the consumers that have any; not kept without a cap,
+    /// where nothing reads it. A map of the few consumers active at any instant rather
+    /// than an array of all: with a million consumers, each active for milliseconds every
+    /// few seconds, the array was a cache miss on every unit (twice: at the send and at
+    /// the end), the map of the active ones stays in cache.
+    in_flight: IdMap<u32>,
     /// Units waiting at their consumer (at the cap), FIFO, for the consumers that have any.
     waiting: IdMap<VecDeque<u64>>,
     /// Units not yet done, by id (ids are handed out in arrival order: see [`IdRing`]).
@@ -279,11 +281,7 @@ impl Consumers {
         Consumers {
             rules,
             count,
-            in_flight: if rules.max_in_flight == 0 {
-                Vec::new()
-            } else {
-                vec![0; count as usize]
-            },
+            in_flight: IdMap::default(),
             waiting: IdMap::default(),
             units: IdRing::default(),
             requests: IdRing::default(),
@@ -417,9 +415,7 @@ impl Consumers {
         let Some((consumer, unit)) = self.requests.remove(request) else {
             return;
         };
-        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
-            *n = n.saturating_sub(1);
-        }
+        self.release(consumer);
         if let Some(u) = self.units.get_mut(unit) {
             u.live.remove(request);
             if ok {
@@ -459,8 +455,19 @@ impl Consumers {
         cap == 0
             || self
                 .in_flight
-                .get(consumer as usize)
-                .is_some_and(|n| *n < cap)
+                .get(&u64::from(consumer))
+                .map_or(true, |n| *n < cap)
+    }
+
+    /// One of `consumer`'s live requests is over (finished or cancelled).
+    fn release(&mut self, consumer: u32) {
+        let key = u64::from(consumer);
+        if let Some(n) = self.in_flight.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.in_flight.remove(&key);
+            }
+        }
     }
 
     fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
@@ -495,8 +502,8 @@ impl Consumers {
         u.sends += 1;
         let (consumer, send) = (u.consumer, u.sends);
         self.requests.insert(request, (consumer, unit));
-        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
-            *n += 1;
+        if self.rules.max_in_flight > 0 {
+            *self.in_flight.entry(u64::from(consumer)).or_default() += 1;
         }
         self.tally.sent += 1;
         out.push(Action::Send { unit, request });
@@ -510,9 +517,7 @@ impl Consumers {
         let Some((consumer, _)) = self.requests.remove(request) else {
             return;
         };
-        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
-            *n = n.saturating_sub(1);
-        }
+        self.release(consumer);
         self.tally.abandoned += 1;
         out.push(Action::Cancel { request });
     }
