@@ -120,7 +120,9 @@ mod tests {
         let mut m = std::collections::BTreeMap::new();
         let mut x: u64 = 1;
         for step in 0..20_000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let id = step / 2 + (x >> 60); // mostly increasing, some out of order
             if x >> 63 == 0 {
                 assert_eq!(r.insert(id, step), m.insert(id, step));
