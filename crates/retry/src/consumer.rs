@@ -52,6 +52,8 @@
 //! ```
 
 use crate::id_map::IdMap;
+use crate::id_ring::IdRing;
+use live::Live;
 use rand::Rng;
 use std::collections::VecDeque;
 use std::fmt;
@@ -241,8 +243,8 @@ pub struct Tally {
 struct Unit {
     consumer: u32,
     arrived: Duration,
-    /// Live logical requests of the unit (one with `Abandon`, a few with `Reissue`).
-    live: Vec<u64>,
+    /// Live logical requests of the unit, kept under `Abandon` only (see [`Live`]).
+    live: Live,
     sends: u32,
     /// Whether its give-up timer is pending (see [`Consumers::arrive`]).
     give_up_armed: bool,
@@ -254,16 +256,18 @@ pub struct Consumers {
     rules: ConsumerRules,
     /// How many consumers there are.
     count: u32,
-    /// Live logical requests per consumer; empty without a cap, where nothing reads it.
-    /// Kept apart from the queues, 4 bytes a consumer, because with a million consumers
-    /// every event that touches one is a cache miss, and a dense array misses least.
-    in_flight: Vec<u32>,
+    /// Live logical requests of the consumers that have any; not kept without a cap,
+    /// where nothing reads it. A map of the few consumers active at any instant rather
+    /// than an array of all: with a million consumers, each active for milliseconds every
+    /// few seconds, the array was a cache miss on every unit (twice: at the send and at
+    /// the end), the map of the active ones stays in cache.
+    in_flight: IdMap<u32>,
     /// Units waiting at their consumer (at the cap), FIFO, for the consumers that have any.
     waiting: IdMap<VecDeque<u64>>,
-    /// Units not yet done. Looked up only, never iterated, so hash order cannot leak.
-    units: IdMap<Unit>,
+    /// Units not yet done, by id (ids are handed out in arrival order: see [`IdRing`]).
+    units: IdRing<Unit>,
     /// Live logical request → its consumer and unit.
-    requests: IdMap<(u32, u64)>,
+    requests: IdRing<(u32, u64)>,
     next_unit: u64,
     next_request: u64,
     /// Closed loop: units still to start.
@@ -277,14 +281,10 @@ impl Consumers {
         Consumers {
             rules,
             count,
-            in_flight: if rules.max_in_flight == 0 {
-                Vec::new()
-            } else {
-                vec![0; count as usize]
-            },
+            in_flight: IdMap::default(),
             waiting: IdMap::default(),
-            units: IdMap::default(),
-            requests: IdMap::default(),
+            units: IdRing::default(),
+            requests: IdRing::default(),
             next_unit: 0,
             next_request: 0,
             left: units,
@@ -333,7 +333,7 @@ impl Consumers {
             Unit {
                 consumer,
                 arrived: now,
-                live: Vec::new(),
+                live: Live::new(),
                 sends: 0,
                 give_up_armed: false,
             },
@@ -344,7 +344,7 @@ impl Consumers {
         // (at the same instant as ever): the great majority, done in milliseconds, never
         // put a timer on the schedule that would fire, stale, `give_up` later (with a
         // million consumers, millions of pending events).
-        let sent = self.units.get(&unit).is_some_and(|u| u.sends > 0);
+        let sent = self.units.get(unit).is_some_and(|u| u.sends > 0);
         if !sent || self.rules.give_up <= self.rules.timeout {
             self.arm_give_up(unit, out);
         }
@@ -353,7 +353,7 @@ impl Consumers {
 
     /// Arms `unit`'s give-up timer, `give_up` after its arrival, unless it is armed.
     fn arm_give_up(&mut self, unit: u64, out: &mut Vec<Action>) {
-        if let Some(u) = self.units.get_mut(&unit) {
+        if let Some(u) = self.units.get_mut(unit) {
             if !u.give_up_armed {
                 u.give_up_armed = true;
                 out.push(Action::Arm {
@@ -374,32 +374,32 @@ impl Consumers {
                 }
             }
             Timer::GiveUp { unit } => {
-                let Some(u) = self.units.remove(&unit) else {
+                let Some(u) = self.units.remove(unit) else {
                     return;
                 };
                 self.tally.gave_up += 1;
                 if self.rules.on_timeout == OnTimeout::Abandon {
-                    for r in &u.live {
-                        self.cancel(*r, out);
+                    for r in u.live.iter() {
+                        self.cancel(r, out);
                     }
                 }
                 self.done(unit, &u, false, now, out);
             }
             Timer::Timeout { unit, send } => {
-                let Some(u) = self.units.get_mut(&unit) else {
+                let Some(u) = self.units.get_mut(unit) else {
                     return;
                 };
                 if u.sends != send {
                     return;
                 }
                 self.arm_give_up(unit, out);
-                let Some(u) = self.units.get_mut(&unit) else {
+                let Some(u) = self.units.get_mut(unit) else {
                     return;
                 };
                 self.tally.timeouts += 1;
                 let consumer = u.consumer;
                 if self.rules.on_timeout == OnTimeout::Abandon {
-                    for r in std::mem::take(&mut u.live) {
+                    for r in u.live.take() {
                         self.cancel(r, out);
                     }
                 }
@@ -412,16 +412,14 @@ impl Consumers {
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
     pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut Vec<Action>) {
-        let Some((consumer, unit)) = self.requests.remove(&request) else {
+        let Some((consumer, unit)) = self.requests.remove(request) else {
             return;
         };
-        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
-            *n = n.saturating_sub(1);
-        }
-        if let Some(u) = self.units.get_mut(&unit) {
-            u.live.retain(|r| *r != request);
+        self.release(consumer);
+        if let Some(u) = self.units.get_mut(unit) {
+            u.live.remove(request);
             if ok {
-                if let Some(u) = self.units.remove(&unit) {
+                if let Some(u) = self.units.remove(unit) {
                     self.done(unit, &u, true, now, out);
                 }
             }
@@ -432,7 +430,7 @@ impl Consumers {
     /// `unit` needs a send: now if its consumer has room and nobody waits ahead of it
     /// (a re-send goes ahead), else in line.
     fn want(&mut self, unit: u64, resend: bool, now: Duration, out: &mut Vec<Action>) {
-        let Some(consumer) = self.units.get(&unit).map(|u| u.consumer) else {
+        let Some(consumer) = self.units.get(unit).map(|u| u.consumer) else {
             return;
         };
         let waiting = self
@@ -457,8 +455,19 @@ impl Consumers {
         cap == 0
             || self
                 .in_flight
-                .get(consumer as usize)
-                .is_some_and(|n| *n < cap)
+                .get(&u64::from(consumer))
+                .map_or(true, |n| *n < cap)
+    }
+
+    /// One of `consumer`'s live requests is over (finished or cancelled).
+    fn release(&mut self, consumer: u32) {
+        let key = u64::from(consumer);
+        if let Some(n) = self.in_flight.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.in_flight.remove(&key);
+            }
+        }
     }
 
     fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
@@ -475,24 +484,26 @@ impl Consumers {
                 self.waiting.remove(&key);
             }
             // A unit given up while it waited is gone: skip it.
-            if self.units.contains_key(&unit) {
+            if self.units.contains_key(unit) {
                 self.send(unit, now, out);
             }
         }
     }
 
     fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) {
-        let Some(u) = self.units.get_mut(&unit) else {
+        let Some(u) = self.units.get_mut(unit) else {
             return;
         };
         let request = self.next_request;
         self.next_request += 1;
-        u.live.push(request);
+        if self.rules.on_timeout == OnTimeout::Abandon {
+            u.live.push(request);
+        }
         u.sends += 1;
         let (consumer, send) = (u.consumer, u.sends);
         self.requests.insert(request, (consumer, unit));
-        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
-            *n += 1;
+        if self.rules.max_in_flight > 0 {
+            *self.in_flight.entry(u64::from(consumer)).or_default() += 1;
         }
         self.tally.sent += 1;
         out.push(Action::Send { unit, request });
@@ -503,12 +514,10 @@ impl Consumers {
     }
 
     fn cancel(&mut self, request: u64, out: &mut Vec<Action>) {
-        let Some((consumer, _)) = self.requests.remove(&request) else {
+        let Some((consumer, _)) = self.requests.remove(request) else {
             return;
         };
-        if let Some(n) = self.in_flight.get_mut(consumer as usize) {
-            *n = n.saturating_sub(1);
-        }
+        self.release(consumer);
         self.tally.abandoned += 1;
         out.push(Action::Cancel { request });
     }
@@ -531,5 +540,6 @@ impl Consumers {
     }
 }
 
+mod live;
 #[cfg(test)]
 mod tests;

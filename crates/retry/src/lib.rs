@@ -32,6 +32,7 @@ mod client;
 mod clock;
 pub mod consumer;
 pub mod id_map;
+pub mod id_ring;
 pub mod jitter;
 pub mod policy;
 pub mod profile;

@@ -8,7 +8,7 @@ use crate::client::Client;
 use crate::event::Event;
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
-use herd_retry::id_map::IdMap;
+use herd_retry::id_ring::IdRing;
 use herd_scenario::{ArmSeed, Seeds};
 use herd_scenario::{ConsumerTally, LogicalRecord, Recorder};
 use std::time::Duration;
@@ -17,7 +17,7 @@ use std::time::Duration;
 pub(crate) struct Driver {
     rules: Consumers,
     /// Live request id → client slot (only for cancels). Looked up, never iterated.
-    slots: IdMap<u32>,
+    slots: IdRing<u32>,
     arm_seed: ArmSeed,
     recorder: Recorder,
     actions: Vec<Action>,
@@ -45,7 +45,7 @@ impl Driver {
             give_up: s.add_lane(rules.give_up()),
             think: rules.think().map(|t| s.add_lane(t)),
             rules: Consumers::new(rules, count, units),
-            slots: IdMap::default(),
+            slots: IdRing::default(),
             arm_seed,
             recorder: Recorder::new(),
             actions: Vec::new(),
@@ -76,10 +76,13 @@ impl Driver {
     pub(crate) fn collect(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
         client.take_finished(&mut self.finished);
         while !self.finished.is_empty() {
-            for (request, ok) in std::mem::take(&mut self.finished) {
-                self.slots.remove(&request);
+            // Taken and put back, so that the buffer's allocation is reused.
+            let mut batch = std::mem::take(&mut self.finished);
+            for (request, ok) in batch.drain(..) {
+                self.slots.remove(request);
                 self.rules.finished(request, ok, now(s), &mut self.actions);
             }
+            self.finished = batch;
             self.apply(s, client);
             // A send can finish at once (a throttled first attempt): go round again.
             client.take_finished(&mut self.finished);
@@ -87,7 +90,8 @@ impl Driver {
     }
 
     fn apply(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
-        for a in std::mem::take(&mut self.actions) {
+        let mut actions = std::mem::take(&mut self.actions);
+        for a in actions.drain(..) {
             match a {
                 Action::Send { request, .. } => {
                     let rng = self.arm_seed.request(request);
@@ -95,7 +99,7 @@ impl Driver {
                     self.slots.insert(request, slot);
                 }
                 Action::Cancel { request } => {
-                    if let Some(slot) = self.slots.remove(&request) {
+                    if let Some(slot) = self.slots.remove(request) {
                         client.cancel(s, slot);
                     }
                 }
@@ -118,6 +122,7 @@ impl Driver {
                 }),
             }
         }
+        self.actions = actions;
     }
 
     /// The units recorded, with the consumers' tally and the client's attempt count.
