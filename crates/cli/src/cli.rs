@@ -19,6 +19,10 @@ pub enum Command {
     /// same report; the JSON is byte-identical for the same scenario, seed and flags).
     Sim(SimArgs),
     /// Serve the [upstream] part of a scenario until interrupted.
+    ///
+    /// The control endpoints (`/__herd/stats`, `/metrics`) are open on a loopback address;
+    /// on any other address they need `--admin-token` (sent as `Authorization: Bearer
+    /// TOKEN`) or are off (404).
     Upstream(UpstreamArgs),
     /// Show the delays a retry policy waits before each retry.
     Policy(PolicyArgs),
@@ -134,6 +138,19 @@ pub struct UpstreamArgs {
     /// Seed for fault draws, instead of the scenario's.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Require `Authorization: Bearer TOKEN` on `/__herd/stats` and `/metrics`. Without it
+    /// they are open on a loopback address and off (404) on any other.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "HERD_ADMIN_TOKEN",
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
+    /// Close a connection whose request head has not arrived in full after this many
+    /// seconds (slow clients; an idle keep-alive connection too).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub header_timeout: f64,
 }
 
 #[derive(Args, Debug)]

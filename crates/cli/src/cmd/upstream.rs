@@ -4,8 +4,10 @@ use super::runtime;
 use crate::cli::UpstreamArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
+use herd_net::upstream::{AdminToken, Options};
 use herd_scenario::load;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
     let loaded = load(&a.scenario).map_err(Fail::input)?;
@@ -14,11 +16,37 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
         .parse()
         .map_err(|e| Fail::input(anyhow!("--listen {}: {e}", a.listen)))?;
     let seed = a.seed.unwrap_or(loaded.scenario.seed);
+    let options = options(&a)?;
     runtime()?
         .block_on(herd_net::upstream::serve_until_signal(
             loaded.scenario.upstream,
             seed,
             listen,
+            options,
         ))
         .map_err(|e| Fail::run(anyhow!("upstream on {listen}: {e}")))
+}
+
+/// The server's own settings from the flags.
+fn options(a: &UpstreamArgs) -> Result<Options, Fail> {
+    let admin_token = a
+        .admin_token
+        .as_deref()
+        .map(AdminToken::new)
+        .transpose()
+        .map_err(|e| Fail::input(anyhow!("--admin-token: {e}")))?;
+    let header_read_timeout = Duration::try_from_secs_f64(a.header_timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            Fail::input(anyhow!(
+                "--header-timeout {}: a positive number of seconds",
+                a.header_timeout
+            ))
+        })?;
+    Ok(Options {
+        header_read_timeout,
+        admin_token,
+        ..Options::default()
+    })
 }

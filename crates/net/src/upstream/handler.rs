@@ -2,22 +2,26 @@
 //!
 //! The fate comes from [`herd_scenario::Upstream::fate`]; nothing here decides a fault.
 //! A reset cannot be an HTTP response, so the handler asks its connection task to send the
-//! RST (through the connection's [`Notify`]) and then never completes; the connection task
-//! drops it along with the connection.
+//! RST (through the connection's [`Reset`]) and then never completes; the connection task
+//! drops it along with the connection. Work runs inline (see [`Job`]): a request spawns no
+//! task, and a zero service time on a free worker answers without touching a timer.
 
 use super::capacity::{Admission, Capacity};
+use super::conn::Reset;
+use super::job::Job;
 use super::metrics;
+use super::options::{Admin, Denied};
 use super::{lock, Stats};
 use bytes::Bytes;
 use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, REQUEST_ID_HEADER};
-use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use rand_pcg::Pcg64Mcg;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{oneshot, watch, Notify};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// The response type of every request.
@@ -41,6 +45,8 @@ pub(crate) struct Shared {
     capacity: Arc<Capacity>,
     /// Resolves (with an error) when the server shuts down; detached work stops then.
     closing: watch::Receiver<()>,
+    /// Who may read the control endpoints.
+    admin: Admin,
 }
 
 impl Shared {
@@ -50,6 +56,7 @@ impl Shared {
         epoch: Instant,
         stats: Arc<Stats>,
         closing: watch::Receiver<()>,
+        admin: Admin,
     ) -> Self {
         let capacity = Capacity::new(config.workers, config.queue_limit, stats.clone());
         Shared {
@@ -59,6 +66,7 @@ impl Shared {
             stats,
             capacity,
             closing,
+            admin,
         }
     }
 
@@ -85,14 +93,17 @@ impl Shared {
 /// Answers one request on a connection whose reset trigger is `reset`.
 pub(crate) async fn handle<B>(
     shared: Arc<Shared>,
-    reset: Arc<Notify>,
+    reset: Arc<Reset>,
     req: Request<B>,
 ) -> Result<Reply, Infallible> {
-    if req.uri().path().starts_with(CONTROL) {
-        return Ok(control(&shared, &req));
-    }
-    if req.uri().path() == metrics::PATH {
-        return Ok(metrics_reply(&shared, &req));
+    let path = req.uri().path();
+    if path.starts_with(CONTROL) || path == metrics::PATH {
+        let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+        return Ok(match shared.admin.check(authorization) {
+            Ok(()) if path == metrics::PATH => metrics_reply(&shared, &req),
+            Ok(()) => control(&shared, &req),
+            Err(denied) => refused(denied),
+        });
     }
     let id = request_id(&req);
     drop(req); // hyper drains any body it can to keep the connection alive.
@@ -105,7 +116,7 @@ pub(crate) async fn handle<B>(
             shared.unavailable()
         }
         Fate::Reset { after } => {
-            tokio::time::sleep(after).await;
+            crate::precise::sleep(after).await;
             shared.record(ServerEvent::Reset, id);
             return reset_connection(&reset).await;
         }
@@ -131,8 +142,14 @@ pub(crate) async fn handle<B>(
                     Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
                 }
             }
+            // The fast path: nothing to wait for, the worker is free again at once.
+            Admission::Now(worker) if service.is_zero() => {
+                drop(worker);
+                shared.record(ServerEvent::Ok, id);
+                text(StatusCode::OK, "ok\n")
+            }
             admitted => {
-                if !work(&shared, admitted, service).await {
+                if !Job::new(admitted, service, &shared.closing).run().await {
                     // Shutting down: the connection is about to be dropped unanswered, as
                     // every other open one is. Answering here raced with that drop, so a
                     // client sometimes got a 503 the server never counted.
@@ -155,36 +172,23 @@ fn request_id<B>(req: &Request<B>) -> Option<u64> {
         .ok()
 }
 
-/// Runs admitted work in a task of its own, so it holds its worker for the whole service
-/// time even if the client leaves and hyper drops this handler. Returns false if the server
-/// shut down first.
-async fn work(shared: &Arc<Shared>, admitted: Admission, service: Duration) -> bool {
-    let (done, finished) = oneshot::channel::<()>();
-    let mut closing = shared.closing.clone();
-    tokio::spawn(async move {
-        let serve = async {
-            let _worker = match admitted {
-                Admission::Now(w) => w,
-                Admission::Queued(line) => match line.await {
-                    Ok(w) => w,
-                    Err(_) => return,
-                },
-                Admission::Shed => return,
-            };
-            tokio::time::sleep(service).await;
-        };
-        tokio::select! {
-            _ = closing.changed() => {}
-            () = serve => { let _ = done.send(()); }
-        }
-    });
-    finished.await.is_ok()
+/// Asks the connection task for an RST; never completes (the task drops this future).
+async fn reset_connection(trigger: &Reset) -> Result<Reply, Infallible> {
+    trigger.fire();
+    std::future::pending().await
 }
 
-/// Asks the connection task for an RST; never completes (the task drops this future).
-async fn reset_connection(trigger: &Notify) -> Result<Reply, Infallible> {
-    trigger.notify_one();
-    std::future::pending().await
+/// A control request [`Admin`] turned away: off looks like no endpoint at all.
+fn refused(denied: Denied) -> Reply {
+    match denied {
+        Denied::Off => text(StatusCode::NOT_FOUND, "not found\n"),
+        Denied::Unauthorized => {
+            let mut r = text(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
+            r.headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            r
+        }
+    }
 }
 
 /// The `/__herd/` endpoints.
