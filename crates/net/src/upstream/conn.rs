@@ -9,10 +9,11 @@
 //! connection, so 10,000 idle clients cost 10,000 descriptors, not twice that.
 
 use super::handler::{self, Shared};
+use super::options::Options;
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,9 +23,48 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
+/// How every connection is served: hyper's settings, and how long a new connection may stay
+/// silent.
+#[derive(Debug)]
+pub(crate) struct Http {
+    builder: http1::Builder,
+    /// A new connection must send its first byte within this (the header-read timeout).
+    first_byte: Duration,
+}
+
+impl Http {
+    pub(crate) fn new(options: &Options) -> Self {
+        let mut builder = http1::Builder::new();
+        builder
+            .keep_alive(true)
+            .timer(TokioTimer::new())
+            .header_read_timeout(options.header_read_timeout)
+            .max_header_size(options.max_header_bytes)
+            // The read buffer must hold a whole head of the largest size allowed.
+            .max_buf_size(options.max_header_bytes.max(8192) * 2);
+        Http {
+            builder,
+            first_byte: options.header_read_timeout,
+        }
+    }
+}
+
 /// Serves `stream` until the client closes it, hyper gives up on it (a malformed or
 /// oversized head, a header-read timeout), or a handler resets it.
-pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>, http: Arc<http1::Builder>) {
+///
+/// hyper's connection state and its 8 KiB read buffer are only set up once the client has
+/// sent something: until then an idle connection costs this small task and its socket,
+/// so 10,000 silent clients stay cheap.
+pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>, http: Arc<Http>) {
+    match tokio::time::timeout(http.first_byte, stream.readable()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return tracing::debug!("connection failed before its first byte: {e}"),
+        Err(_) => return tracing::debug!("connection silent for {:?}: closed", http.first_byte),
+    }
+    Box::pin(serve_http(stream, shared, http)).await;
+}
+
+async fn serve_http(stream: TcpStream, shared: Arc<Shared>, http: Arc<Http>) {
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!("cannot set TCP_NODELAY: {e}");
     }
@@ -35,7 +75,7 @@ pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>, http: Arc<http
     };
     let conn = {
         let reset = reset.clone();
-        http.serve_connection(
+        http.builder.serve_connection(
             io,
             service_fn(move |req| handler::handle(shared.clone(), reset.clone(), req)),
         )

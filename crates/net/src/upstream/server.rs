@@ -13,8 +13,6 @@ use super::conn;
 use super::handler::Shared;
 use super::options::{Admin, Options};
 use super::Stats;
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioTimer;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,7 +51,7 @@ pub async fn run(
         Err(_) => Admin::for_listen(([0, 0, 0, 0], 0).into(), options.admin_token.clone()),
     };
     let shared = Arc::new(Shared::new(config, seed, epoch, stats, closed, admin));
-    let http = Arc::new(http1(&options));
+    let http = Arc::new(conn::Http::new(&options));
     let mut conns = JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
     let mut exhausted_at: Option<Instant> = None;
@@ -76,18 +74,6 @@ pub async fn run(
     drop(listener);
     drop(closing);
     conns.shutdown().await;
-}
-
-/// hyper's HTTP/1.1 settings for every connection.
-fn http1(options: &Options) -> http1::Builder {
-    let mut b = http1::Builder::new();
-    b.keep_alive(true)
-        .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout)
-        .max_header_size(options.max_header_bytes)
-        // The read buffer must hold a whole head of the largest size allowed.
-        .max_buf_size(options.max_header_bytes.max(8192) * 2);
-    b
 }
 
 /// Reports a failed `accept`: descriptor exhaustion in one sentence, at most every
