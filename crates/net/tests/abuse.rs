@@ -158,7 +158,8 @@ async fn slowloris_is_disconnected_at_the_header_timeout() {
             let text = String::from_utf8_lossy(&sent);
             assert!(!text.contains(" 200 "), "a slow head was served: {text}");
             assert!(
-                after >= HEAD_TIMEOUT && after < HEAD_TIMEOUT + ms(700),
+                // The client's clock starts a little after the server's.
+                after >= HEAD_TIMEOUT - ms(100) && after < HEAD_TIMEOUT + ms(700),
                 "a slow or silent client kept its connection for {after:?}"
             );
         }

@@ -56,8 +56,9 @@ impl Http {
 /// sent something: until then an idle connection costs this small task and its socket,
 /// so 10,000 silent clients stay cheap.
 pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>, http: Arc<Http>) {
-    match tokio::time::timeout(http.first_byte, stream.readable()).await {
-        Ok(Ok(())) => {}
+    // Not `readable()`: tokio reports a fresh socket readable before anything arrives.
+    match tokio::time::timeout(http.first_byte, stream.peek(&mut [0u8; 1])).await {
+        Ok(Ok(_)) => {}
         Ok(Err(e)) => return tracing::debug!("connection failed before its first byte: {e}"),
         Err(_) => return tracing::debug!("connection silent for {:?}: closed", http.first_byte),
     }

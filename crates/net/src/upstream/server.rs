@@ -7,14 +7,15 @@
 //! loop pauses briefly (retrying at once would spin, as the listener stays readable) and
 //! keeps serving the connections it has, so it recovers by itself as they close. The
 //! operator gets one sentence with the limit and how to raise it, at most every
-//! [`EXHAUSTION_REPEAT`], not a line per failed accept.
+//! [`EXHAUSTION_REPEAT`] for the whole process (`herd bench` runs an upstream per arm), not
+//! a line per failed accept.
 
 use super::conn;
 use super::handler::Shared;
 use super::options::{Admin, Options};
 use super::Stats;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -54,7 +55,6 @@ pub async fn run(
     let http = Arc::new(conn::Http::new(&options));
     let mut conns = JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
-    let mut exhausted_at: Option<Instant> = None;
     loop {
         tokio::select! {
             () = &mut shutdown => break,
@@ -63,7 +63,7 @@ pub async fn run(
                     conns.spawn(conn::serve(stream, shared.clone(), http.clone()));
                 }
                 Err(e) => {
-                    accept_failed(&e, &mut exhausted_at);
+                    accept_failed(&e);
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
                 }
             },
@@ -77,16 +77,21 @@ pub async fn run(
 }
 
 /// Reports a failed `accept`: descriptor exhaustion in one sentence, at most every
-/// [`EXHAUSTION_REPEAT`]; anything else (a client gone before it was accepted) quietly.
-fn accept_failed(e: &std::io::Error, last: &mut Option<Instant>) {
+/// [`EXHAUSTION_REPEAT`] per process; anything else (a client gone before it was accepted)
+/// quietly.
+fn accept_failed(e: &std::io::Error) {
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
     let Some(sentence) = crate::fd_limit::exhausted(e) else {
         tracing::debug!("accept failed: {e}");
         return;
     };
     let now = Instant::now();
-    if last.is_some_and(|t| now < t + EXHAUSTION_REPEAT) {
-        return;
+    {
+        let mut last = super::lock(&LAST);
+        if last.is_some_and(|t| now < t + EXHAUSTION_REPEAT) {
+            return;
+        }
+        *last = Some(now);
     }
-    *last = Some(now);
     eprintln!("herd: upstream: {sentence}; serving the open connections meanwhile");
 }
