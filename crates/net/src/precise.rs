@@ -264,23 +264,31 @@ mod tests {
         assert!(start.elapsed() < Duration::from_millis(1));
     }
 
+    /// The median lateness of 41 sleeps of `d`, best of three tries: the median is the
+    /// claim, and a machine busy with other work can spoil one series, rarely three.
+    async fn median_lateness(d: Duration) -> Duration {
+        let mut medians = Vec::new();
+        for _ in 0..3 {
+            let late = lateness(d, 41).await;
+            if late[20] < Duration::from_micros(250) {
+                return late[20];
+            }
+            medians.push(late[20]);
+        }
+        panic!("{d:?}: median lateness {medians:?} in three tries");
+    }
+
     #[tokio::test]
     async fn sub_millisecond_sleeps_are_not_rounded_to_the_tick() {
-        // The median is the claim; the tail belongs to the machine's load.
+        // tokio's timer would make each of these at least ~0.5 ms late.
         for d in [Duration::from_micros(100), Duration::from_micros(500)] {
-            let late = lateness(d, 41).await;
-            eprintln!(
-                "{d:?}: p50 {:?} p90 {:?} max {:?}",
-                late[20], late[36], late[40]
-            );
-            assert!(late[20] < Duration::from_micros(250), "{d:?}: {late:?}");
+            median_lateness(d).await;
         }
     }
 
     #[tokio::test]
     async fn long_sleeps_hand_off_to_the_thread_at_the_end() {
-        let late = lateness(Duration::from_micros(3_300), 9).await;
-        assert!(late[4] < Duration::from_micros(250), "{late:?}");
+        median_lateness(Duration::from_micros(3_300)).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
