@@ -19,6 +19,10 @@ pub enum Command {
     /// same report; the JSON is byte-identical for the same scenario, seed and flags).
     Sim(SimArgs),
     /// Serve the upstream of a scenario (its faults and capacity) until interrupted.
+    ///
+    /// The control endpoints (`/__herd/stats`, `/metrics`) are open on a loopback address;
+    /// on any other address they need `--admin-token` (sent as `Authorization: Bearer
+    /// TOKEN`) or are off (404).
     Upstream(UpstreamArgs),
     /// Show the delays a retry policy waits before each retry.
     Policy(PolicyArgs),
@@ -148,6 +152,19 @@ pub struct UpstreamArgs {
     /// instead of the scenario's `[upstream] target`; without either, herd answers itself.
     #[arg(long, value_name = "URL")]
     pub target: Option<herd_scenario::TargetUrl>,
+    /// Require `Authorization: Bearer TOKEN` on `/__herd/stats` and `/metrics`. Without it
+    /// they are open on a loopback address and off (404) on any other.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "HERD_ADMIN_TOKEN",
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
+    /// Close a connection whose request head has not arrived in full after this many
+    /// seconds (slow clients; an idle keep-alive connection too).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub header_timeout: f64,
 }
 
 #[derive(Args, Debug)]

@@ -6,6 +6,8 @@
 
 pub mod driver;
 pub mod external;
+pub mod fd_limit;
+pub mod precise;
 mod stop;
 pub mod upstream;
 

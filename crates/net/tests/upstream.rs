@@ -2,9 +2,11 @@
 //! in time. Requests are written by hand on raw TCP so that a reset shows up as exactly the
 //! `io::Error` a client would see, with no client library retrying behind our back.
 
+mod common;
+
+use common::{bounded, get, send};
 use herd_net::upstream::{StatsReport, UpstreamServer};
 use herd_scenario::{self as sc, HoldAnswer, Incident, ServiceTime, Shed};
-use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -36,66 +38,6 @@ fn incident(start: u64, duration: u64) -> Incident {
 async fn start(config: sc::Upstream) -> UpstreamServer {
     let any: SocketAddr = ([127, 0, 0, 1], 0).into();
     UpstreamServer::start(config, 7, any).await.expect("binds")
-}
-
-/// Fails the test instead of hanging it.
-async fn bounded<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(15), f)
-        .await
-        .expect("test took too long")
-}
-
-/// One parsed response.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    /// Status line and headers, lowercased.
-    head: String,
-    body: String,
-}
-
-/// Sends `GET path` on `stream` (kept alive) and reads one response.
-async fn send(stream: &mut TcpStream, path: &str) -> io::Result<Reply> {
-    let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
-    stream.write_all(req.as_bytes()).await?;
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or(io::ErrorKind::InvalidData)?;
-    let len: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    while buf.len() < end + len {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body = String::from_utf8_lossy(&buf[end..end + len]).into_owned();
-    Ok(Reply { status, head, body })
-}
-
-/// `GET path` on a fresh connection.
-async fn get(addr: SocketAddr, path: &str) -> io::Result<Reply> {
-    let mut s = TcpStream::connect(addr).await?;
-    send(&mut s, path).await
 }
 
 async fn stats(addr: SocketAddr) -> StatsReport {

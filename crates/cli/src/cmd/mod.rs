@@ -37,8 +37,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, Fail> {
     done.map(|()| ExitCode::SUCCESS)
 }
 
-/// A tokio runtime for the commands that touch the network.
+/// A tokio runtime for the commands that touch the network, with the open-file limit
+/// raised as far as allowed first (every connection is a descriptor).
 fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
+    herd_net::fd_limit::raise();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -4,8 +4,10 @@ use super::runtime;
 use crate::cli::UpstreamArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
+use herd_net::upstream::{AdminToken, Options};
 use herd_scenario::load;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
     let loaded = load(&a.scenario).map_err(Fail::input)?;
@@ -15,7 +17,8 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
         .map_err(|e| Fail::input(anyhow!("--listen {}: {e}", a.listen)))?;
     let seed = a.seed.unwrap_or(loaded.scenario.seed);
     let mut upstream = loaded.scenario.upstream;
-    super::target::apply(&mut upstream, a.target, None)?;
+    super::target::apply(&mut upstream, a.target.clone(), None)?;
+    let options = options(&a)?;
     let rt = runtime()?;
     if let Some(t) = &upstream.target {
         eprintln!(
@@ -27,7 +30,31 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
         super::target::preflight(&rt, t)?;
     }
     rt.block_on(herd_net::upstream::serve_until_signal(
-        upstream, seed, listen,
+        upstream, seed, listen, options,
     ))
     .map_err(|e| Fail::run(anyhow!("upstream on {listen}: {e}")))
+}
+
+/// The server's own settings from the flags.
+fn options(a: &UpstreamArgs) -> Result<Options, Fail> {
+    let admin_token = a
+        .admin_token
+        .as_deref()
+        .map(AdminToken::new)
+        .transpose()
+        .map_err(|e| Fail::input(anyhow!("--admin-token: {e}")))?;
+    let header_read_timeout = Duration::try_from_secs_f64(a.header_timeout)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            Fail::input(anyhow!(
+                "--header-timeout {}: a positive number of seconds",
+                a.header_timeout
+            ))
+        })?;
+    Ok(Options {
+        header_read_timeout,
+        admin_token,
+        ..Options::default()
+    })
 }

@@ -2,16 +2,20 @@
 //!
 //! The fate comes from [`herd_scenario::Upstream::fate`]; nothing here decides a fault.
 //! A reset cannot be an HTTP response, so the handler asks its connection task to send the
-//! RST (through the connection's [`Notify`]) and then never completes; the connection task
-//! drops it along with the connection.
+//! RST (through the connection's [`Reset`]) and then never completes; the connection task
+//! drops it along with the connection. Work runs inline (see [`Job`]): a request spawns no
+//! task, and a zero service time on a free worker answers without touching a timer.
 
 use super::capacity::{Admission, Capacity};
 use super::forward::{self, Forward};
+use super::conn::Reset;
+use super::job::Job;
 use super::metrics;
+use super::options::{Admin, Denied};
 use super::{lock, Stats};
 use bytes::Bytes;
 use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, REQUEST_ID_HEADER};
-use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
@@ -22,7 +26,7 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{oneshot, watch, Notify};
+use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 /// The response type of every request: herd's own answers, or a target's streamed.
@@ -49,6 +53,8 @@ pub(crate) struct Shared {
     /// Proxy mode: the way to the target, or why there is none (every request that would
     /// be forwarded is then answered 502 with the reason).
     forward: Option<Result<Arc<Forward>, Arc<str>>>,
+    /// Who may read the control endpoints.
+    admin: Admin,
 }
 
 impl Shared {
@@ -58,6 +64,7 @@ impl Shared {
         epoch: Instant,
         stats: Arc<Stats>,
         closing: watch::Receiver<()>,
+        admin: Admin,
     ) -> Self {
         let capacity = Capacity::new(config.workers, config.queue_limit, stats.clone());
         let forward = config.target.as_ref().map(|t| {
@@ -75,6 +82,7 @@ impl Shared {
             capacity,
             closing,
             forward,
+            admin,
         }
     }
 
@@ -101,15 +109,18 @@ impl Shared {
 /// Answers one request from `peer` on a connection whose reset trigger is `reset`.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
-    reset: Arc<Notify>,
+    reset: Arc<Reset>,
     peer: Option<IpAddr>,
     req: Request<Incoming>,
 ) -> Result<Reply, Infallible> {
-    if req.uri().path().starts_with(CONTROL) {
-        return Ok(control(&shared, &req));
-    }
-    if req.uri().path() == metrics::PATH {
-        return Ok(metrics_reply(&shared, &req));
+    let path = req.uri().path();
+    if path.starts_with(CONTROL) || path == metrics::PATH {
+        let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+        return Ok(match shared.admin.check(authorization) {
+            Ok(()) if path == metrics::PATH => metrics_reply(&shared, &req),
+            Ok(()) => control(&shared, &req),
+            Err(denied) => refused(denied),
+        });
     }
     let id = request_id(&req);
     let t = shared.now();
@@ -127,7 +138,7 @@ pub(crate) async fn handle(
             shared.unavailable()
         }
         Fate::Reset { after } => {
-            tokio::time::sleep(after).await;
+            crate::precise::sleep(after).await;
             shared.record(ServerEvent::Reset, id);
             return reset_connection(&reset).await;
         }
@@ -153,6 +164,12 @@ pub(crate) async fn handle(
                     Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
                 }
             }
+            // The fast path: nothing to wait for, the worker is free again at once.
+            Admission::Now(worker) if service.is_zero() && shared.forward.is_none() => {
+                drop(worker);
+                shared.record(ServerEvent::Ok, id);
+                text(StatusCode::OK, "ok\n")
+            }
             admitted => {
                 if let (Some(forward), Some(req)) = (&shared.forward, req) {
                     let stall = if stalled { service } else { Duration::ZERO };
@@ -160,10 +177,7 @@ pub(crate) async fn handle(
                         forward::proxied(&shared, forward, admitted, stall, req, peer, id).await,
                     );
                 }
-                if work(&shared, admitted, move || tokio::time::sleep(service))
-                    .await
-                    .is_none()
-                {
+                if !Job::new(admitted, service, &shared.closing).run().await {
                     // Shutting down: the connection is about to be dropped unanswered, as
                     // every other open one is. Answering here raced with that drop, so a
                     // client sometimes got a 503 the server never counted.
@@ -219,9 +233,22 @@ pub(super) async fn work<T: Send + 'static, F: Future<Output = T> + Send + 'stat
 }
 
 /// Asks the connection task for an RST; never completes (the task drops this future).
-async fn reset_connection(trigger: &Notify) -> Result<Reply, Infallible> {
-    trigger.notify_one();
+async fn reset_connection(trigger: &Reset) -> Result<Reply, Infallible> {
+    trigger.fire();
     std::future::pending().await
+}
+
+/// A control request [`Admin`] turned away: off looks like no endpoint at all.
+fn refused(denied: Denied) -> Reply {
+    match denied {
+        Denied::Off => text(StatusCode::NOT_FOUND, "not found\n"),
+        Denied::Unauthorized => {
+            let mut r = text(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
+            r.headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            r
+        }
+    }
 }
 
 /// The `/__herd/` endpoints.

@@ -31,18 +31,30 @@
 //!
 //! Paths under `/__herd/` are neither counted nor faulted. `GET /__herd/stats` answers a
 //! [`StatsReport`] as JSON. `GET /metrics` (not counted either) serves the same totals and
-//! gauges in the Prometheus text format, to watch a long run live.
+//! gauges in the Prometheus text format, to watch a long run live. On a loopback address
+//! they are open; elsewhere they need a bearer token or are off ([`Admin`]).
+//!
+//! # Hostile clients
+//!
+//! A head that is not HTTP gets `400`, one larger than [`Options::max_header_bytes`] gets
+//! `431`, and one that does not arrive within [`Options::header_read_timeout`] (slowloris)
+//! loses its connection; hyper does all three before a request is counted. Idle
+//! connections cost a task and a small buffer each, and running out of file descriptors
+//! pauses accepting without stopping the server (see [`run`]).
 
 mod capacity;
 mod conn;
 mod forward;
 mod handler;
+mod job;
 mod metrics;
+mod options;
 mod server;
 mod signal;
 mod stats;
 
 pub use forward::{https_unsupported, preflight};
+pub use options::{Admin, AdminToken, BadToken, Options};
 pub use server::run;
 pub use signal::serve_until_signal;
 pub use stats::{Stats, StatsReport, TargetTotals, TimedBucket};
@@ -91,9 +103,19 @@ impl Bound {
         self.addr
     }
 
-    /// Starts serving in a spawned task. The run's epoch (t = 0 for incidents and
-    /// buckets) is the moment of this call.
+    /// Starts serving in a spawned task with the default [`Options`]. The run's epoch
+    /// (t = 0 for incidents and buckets) is the moment of this call.
     pub fn serve(self, config: herd_scenario::Upstream, seed: u64) -> UpstreamServer {
+        self.serve_with(config, seed, Options::default())
+    }
+
+    /// [`Bound::serve`] with connection limits and control-endpoint access of its own.
+    pub fn serve_with(
+        self,
+        config: herd_scenario::Upstream,
+        seed: u64,
+        options: Options,
+    ) -> UpstreamServer {
         let epoch = Instant::now();
         let stats = Arc::new(Stats::new());
         let (stop, stopped) = oneshot::channel::<()>();
@@ -107,6 +129,7 @@ impl Bound {
             seed,
             epoch,
             stats.clone(),
+            options,
             shutdown,
         ));
         UpstreamServer {

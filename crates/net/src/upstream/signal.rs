@@ -1,6 +1,6 @@
 //! `herd upstream`: the server on its own, until the operator stops it.
 
-use super::{run, Stats};
+use super::{run, Options, Stats};
 use std::future::Future;
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -17,6 +17,7 @@ pub async fn serve_until_signal(
     config: herd_scenario::Upstream,
     seed: u64,
     listen: SocketAddr,
+    options: Options,
 ) -> io::Result<()> {
     let listener = TcpListener::bind(listen).await?;
     let addr = listener.local_addr()?;
@@ -27,7 +28,16 @@ pub async fn serve_until_signal(
         writeln!(out, "listening on http://{addr}")?;
         out.flush()?;
     }
-    run(listener, config, seed, epoch, Arc::new(Stats::new()), stop).await;
+    run(
+        listener,
+        config,
+        seed,
+        epoch,
+        Arc::new(Stats::new()),
+        options,
+        stop,
+    )
+    .await;
     Ok(())
 }
 
