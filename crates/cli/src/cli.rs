@@ -96,6 +96,19 @@ pub struct BenchArgs {
     /// process's CPU. Each arm always has its own upstream and pool, so counts never mix.
     #[arg(long)]
     pub sequential: bool,
+    /// The real driver's cap on one arm's logical requests in flight or waiting (overrides
+    /// `[load] backlog`, default 20000); past it arrivals are dropped unsent, counted, and
+    /// the run fails.
+    #[arg(long, value_name = "N")]
+    pub backlog: Option<u64>,
+    /// A server to aim at (http:// or https:// with a host); needs `--direct` in this build.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Drive the arms straight at `--target`: no upstream of herd's, no fault front, no
+    /// server-side counts (the table shows "—"). For comparing herd's driver with another
+    /// load tool against the same server.
+    #[arg(long, requires = "target")]
+    pub direct: bool,
 }
 
 #[derive(Args, Debug)]

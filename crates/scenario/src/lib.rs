@@ -40,5 +40,5 @@ pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
 pub use record::{ConsumerTally, LogicalRecord, Recorder};
-pub use report::{ArmReport, Report, StopNote};
+pub use report::{ArmReport, LagSummary, Report, StopNote};
 pub use seeds::{ArmSeed, Seeds};

@@ -11,6 +11,7 @@ mod prepare;
 mod scenarios;
 mod seeds;
 mod sim;
+mod target;
 mod trace;
 mod tune;
 mod upstream;

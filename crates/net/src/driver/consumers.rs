@@ -12,7 +12,7 @@
 //! A [`Stop`] is one more branch of the loop: it aborts every live request, like a
 //! `Cancel` of each, and ends the arm with the units done so far (see the driver's docs).
 
-use super::{logical, Driven, HttpClient, Progress};
+use super::{logical, Driven, HttpClient, Lag, Progress};
 use crate::Stop;
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
 use herd_retry::{Method, Retrier};
@@ -59,7 +59,7 @@ pub(super) async fn drive(
         seq: 0,
         rec: Recorder::new(),
         actions: Vec::new(),
-        max_lag: Duration::ZERO,
+        lag: Lag::new(),
         epoch,
         method: scenario.load.method,
         index,
@@ -108,7 +108,9 @@ struct Run {
     rec: Recorder,
     /// What the machine asked for, carried out at the top of each turn.
     actions: Vec<Action>,
-    max_lag: Duration,
+    /// Measured when the loop takes a unit in (the consumers decide what, if anything, to
+    /// send for it).
+    lag: Lag,
     epoch: Instant,
     method: Method,
     index: usize,
@@ -162,7 +164,7 @@ impl Run {
         );
         let (epoch, method) = (self.epoch, self.method);
         let task = tokio::spawn(async move {
-            let (ok, _) = logical(&client, &retrier, epoch, method, request, rng).await;
+            let (ok, _) = logical(&client, &retrier, epoch, method, request, rng, &mut None).await;
             let _ = tx.send((request, ok));
         });
         self.tasks.insert(request, task.abort_handle());
@@ -187,7 +189,7 @@ impl Run {
     fn on_unit(&mut self) {
         if let Some(u) = self.pending.take() {
             let now = self.now();
-            self.max_lag = self.max_lag.max(now.saturating_sub(u.at));
+            self.lag.record(now.saturating_sub(u.at));
             self.machine.arrive(u.consumer, now, &mut self.actions);
         }
         self.pending = self.demand.next();
@@ -224,7 +226,8 @@ impl Run {
         Ok(Driven {
             recorder: self.rec,
             wall: self.epoch.elapsed(),
-            max_lag: self.max_lag,
+            lag: self.lag,
+            dropped: 0,
             policy: self.parts.policy,
             complete,
             command: None,

@@ -21,11 +21,17 @@
 
 mod attempt;
 mod consumers;
+mod direct;
 mod external;
+mod lag;
+mod pace;
 pub mod peers;
+mod pool;
 
 pub use attempt::HttpClient;
+pub use direct::Direct;
 pub use external::{arm_command, shell_words};
+pub use lag::Lag;
 use peers::{Peer, PeerOptions};
 
 use crate::upstream::{Stats, UpstreamServer};
@@ -51,11 +57,13 @@ pub struct ArmRun {
     pub counts: ServerCounts,
     /// Wall time of the arm, first arrival to last answer.
     pub wall: Duration,
-    /// The largest delay between a request's intended send time and the moment the driver
-    /// got to send it. Latency is measured from the intended time either way; a lag of more
-    /// than a few ms means the machine could not keep up and the offered load came in
-    /// bursts, which inflates the burst multiplier.
-    pub max_lag: Duration,
+    /// Each request's delay from its intended send time to the moment the driver got it
+    /// out (see [`herd_scenario::ArmReport::driver_lag_ms`]). Latency is measured from the
+    /// intended time either way; a lag of more than a few ms means the machine could not
+    /// keep up and the offered load came in bursts, which inflates the burst multiplier.
+    pub lag: Lag,
+    /// Arrivals dropped unsent because the backlog was full.
+    pub dropped: u64,
     /// The arm's configuration in words: herd's strategy, or what the real client said.
     pub policy: String,
     /// False when a [`Stop`] cut the arm short: the recorder then holds only the logical
@@ -72,7 +80,8 @@ impl ArmRun {
         let mut r = self
             .recorder
             .finish(&arm.id, &self.policy, &self.counts, scenario);
-        r.driver_lag_ms = Some((self.max_lag.as_secs_f64() * 1e4).round() / 10.0);
+        r.driver_lag_ms = self.lag.summary();
+        r.driver_dropped = Some(self.dropped);
         r.command.clone_from(&self.command);
         r
     }
@@ -115,12 +124,19 @@ fn watch_server(watch: Progress, arm: usize, stats: Arc<Stats>) -> tokio::task::
 /// started) with the URL; the server and the run's clock start only once the client is
 /// ready to send, so a slow-starting adapter does not turn its first arrivals into a burst.
 /// `None`: `stop` fired before that, and the arm did not run.
+///
+/// With `direct`, no upstream of herd's: the arm drives that URL, and its server counts
+/// stay empty.
 pub async fn run_arm(
     scenario: &Scenario,
     index: usize,
+    direct: Option<&Direct>,
     progress: Option<Progress>,
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
+    if let Some(d) = direct {
+        return direct::run_arm(scenario, index, d, progress, stop).await;
+    }
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
     let bound = UpstreamServer::bind(listen).await?;
     let url = format!("http://{}/", bound.local_addr());
@@ -143,23 +159,7 @@ pub async fn run_arm(
     }
     let counts = upstream.counts();
     upstream.shutdown().await;
-    let Driven {
-        recorder,
-        wall,
-        max_lag,
-        policy,
-        complete,
-        command,
-    } = result?;
-    Ok(Some(ArmRun {
-        max_lag,
-        policy,
-        recorder,
-        counts,
-        wall,
-        complete,
-        command,
-    }))
+    Ok(Some(result?.run(counts)))
 }
 
 /// What [`drive`] produced.
@@ -168,14 +168,32 @@ pub struct Driven {
     pub recorder: Recorder,
     /// Wall time, from the epoch to the last answer.
     pub wall: Duration,
-    /// See [`ArmRun::max_lag`].
-    pub max_lag: Duration,
+    /// See [`ArmRun::lag`].
+    pub lag: Lag,
+    /// See [`ArmRun::dropped`].
+    pub dropped: u64,
     /// See [`ArmRun::policy`].
     pub policy: String,
     /// See [`ArmRun::complete`].
     pub complete: bool,
     /// See [`ArmRun::command`].
     pub command: Option<Vec<String>>,
+}
+
+impl Driven {
+    /// The arm's run, with the server's `counts`.
+    fn run(self, counts: ServerCounts) -> ArmRun {
+        ArmRun {
+            recorder: self.recorder,
+            counts,
+            wall: self.wall,
+            lag: self.lag,
+            dropped: self.dropped,
+            policy: self.policy,
+            complete: self.complete,
+            command: self.command,
+        }
+    }
 }
 
 /// Who runs one logical request.
@@ -214,7 +232,7 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
                 scenario.load.method,
                 scenario.client.pool_max_connections,
                 scenario.client.attempt_timeout,
-            );
+            )?;
             let retrier = Arc::new(Mutex::new(Retrier::new(*strategy)));
             match (&scenario.consumers, arm.consumers) {
                 (Some(c), Some(rules)) => Ready::Consumers(consumers::Parts {
@@ -275,8 +293,9 @@ impl Ready {
     }
 }
 
-/// One logical request per arrival, each spawned at its intended instant, until the last
-/// is done or `stop` fires (then the ones in flight are aborted).
+/// One logical request per arrival, each spawned as the pacing thread hands it over at
+/// its intended instant (or dropped there when the backlog is full), until the last is
+/// done or `stop` fires (then the ones in flight are aborted).
 async fn plain(
     scenario: &Scenario,
     index: usize,
@@ -290,40 +309,54 @@ async fn plain(
     let arm_seed = scenario.arm_seed(index);
     let method = scenario.load.method;
     let (tx, aggregate) = aggregator(index, progress);
-    let mut max_lag = Duration::ZERO;
+    let backlog = pace::Backlog::new(scenario.load.backlog);
+    let mut due = pace::start(epoch.into_std(), arrivals(scenario)?, backlog.clone())?;
     // The requests in flight, so a stop can abort them; finished ones are reaped as we go.
     let mut in_flight = JoinSet::new();
     let mut complete = true;
-    for (i, at) in arrivals(scenario)?.enumerate() {
-        let intended = epoch + at;
-        tokio::select! {
+    loop {
+        let d = tokio::select! {
             biased;
             () = stop.requested() => {
                 complete = false;
                 break;
             }
-            () = tokio::time::sleep_until(intended) => {}
-        }
-        max_lag = max_lag.max(intended.elapsed());
+            d = due.recv() => match d {
+                Some(d) => d,
+                None => break,
+            },
+        };
         while in_flight.try_join_next().is_some() {}
         let exec = exec.clone();
         let tx = tx.clone();
-        let rng = arm_seed.request(i as u64);
+        let rng = arm_seed.request(d.index);
         in_flight.spawn(async move {
+            let pace::Due { index: i, at, place } = d;
+            let intended = epoch + at;
+            let mut sent = None;
             let (ok, attempts) = match &*exec {
                 Exec::Replica { client, retrier } => {
-                    logical(client, retrier, epoch, method, i as u64, rng).await
+                    logical(client, retrier, epoch, method, i, rng, &mut sent).await
                 }
-                Exec::Peer(p) => p.call(i as u64).await,
+                Exec::Peer(p) => {
+                    sent = Some(Instant::now());
+                    p.call(i).await
+                }
             };
-            let _ = tx.send(LogicalRecord {
-                intended: at,
-                latency: intended.elapsed(),
-                ok,
-                attempts,
+            drop(place);
+            let _ = tx.send(Finished {
+                record: LogicalRecord {
+                    intended: at,
+                    latency: intended.elapsed(),
+                    ok,
+                    attempts,
+                },
+                lag: sent.map(|s| s.saturating_duration_since(intended)),
             });
         });
     }
+    // Ends the pacing thread (a stop leaves arrivals unsent).
+    drop(due);
     if complete {
         tokio::select! {
             biased;
@@ -334,11 +367,12 @@ async fn plain(
     // Aborts whatever a stop left in flight; their senders go with them.
     in_flight.shutdown().await;
     drop(tx);
-    let recorder = aggregate.await.map_err(io::Error::other)?;
+    let (recorder, lag) = aggregate.await.map_err(io::Error::other)?;
     Ok(Driven {
         recorder,
         wall: epoch.elapsed(),
-        max_lag,
+        lag,
+        dropped: backlog.dropped(),
         policy,
         complete,
         command: None,
@@ -352,31 +386,43 @@ fn arrivals(scenario: &Scenario) -> io::Result<impl Iterator<Item = Duration>> {
     Ok(demand.map(|u| u.at))
 }
 
-/// The one place finished logical requests go: a channel into the arm's [`Recorder`].
+/// A finished logical request, and how late it left (if the driver saw it leave).
+struct Finished {
+    record: LogicalRecord,
+    lag: Option<Duration>,
+}
+
+/// The one place finished logical requests go: a channel into the arm's [`Recorder`] and
+/// its [`Lag`].
 fn aggregator(
     index: usize,
     progress: Option<Progress>,
 ) -> (
-    mpsc::UnboundedSender<LogicalRecord>,
-    tokio::task::JoinHandle<Recorder>,
+    mpsc::UnboundedSender<Finished>,
+    tokio::task::JoinHandle<(Recorder, Lag)>,
 ) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<LogicalRecord>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Finished>();
     let handle = tokio::spawn(async move {
         let mut rec = Recorder::new();
-        while let Some(r) = rx.recv().await {
-            rec.record(&r);
+        let mut lag = Lag::new();
+        while let Some(f) = rx.recv().await {
+            rec.record(&f.record);
+            if let Some(l) = f.lag {
+                lag.record(l);
+            }
             if let Some(p) = &progress {
                 p.done(index, rec.len(), rec.failed());
             }
         }
-        rec
+        (rec, lag)
     });
     (tx, handle)
 }
 
 /// One logical request: attempts until the arm's [`Retrier`] says stop. Returns
 /// (succeeded, attempts). The retrier is shared by the arm's requests (its budget is
-/// client-wide); its clock is time since the run's epoch.
+/// client-wide); its clock is time since the run's epoch. `sent` gets the instant the
+/// first attempt went to a connection.
 async fn logical(
     client: &HttpClient,
     retrier: &Mutex<Retrier>,
@@ -384,6 +430,7 @@ async fn logical(
     method: Method,
     id: u64,
     mut rng: Pcg64Mcg,
+    sent: &mut Option<Instant>,
 ) -> (bool, u32) {
     let now = || epoch.elapsed();
     let lock = || {
@@ -403,7 +450,7 @@ async fn logical(
         };
         let outcome = if admitted {
             attempts += 1;
-            client.attempt(id, remaining).await
+            client.attempt_noting(id, remaining, sent).await
         } else {
             Outcome::Failed(Failure::Throttled)
         };
