@@ -143,9 +143,9 @@ pub(super) async fn run_rounds(
                 let direct = direct.cloned();
                 (
                     i,
-                    tokio::spawn(async move {
-                        run_arm(&s, i, direct.as_ref(), progress, stop).await
-                    }),
+                    tokio::spawn(
+                        async move { run_arm(&s, i, direct.as_ref(), progress, stop).await },
+                    ),
                 )
             })
             .collect();

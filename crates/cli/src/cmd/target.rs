@@ -20,5 +20,7 @@ pub fn direct(a: &BenchArgs) -> Result<Option<Direct>, Fail> {
             "--target {url:?} needs --direct in this build (drive the arms straight at it)"
         )));
     }
-    Direct::new(url).map(Some).map_err(|e| Fail::input(anyhow!(e)))
+    Direct::new(url)
+        .map(Some)
+        .map_err(|e| Fail::input(anyhow!(e)))
 }

@@ -6,11 +6,11 @@
 //! would not). A semaphore caps the attempts in flight at `pool_max_connections`, so the
 //! pool never has more connections busy than the scenario says.
 
+use super::pool::{Pool, PoolError};
 use bytes::Bytes;
 use herd_retry::{Failure, Method, Outcome};
 use herd_scenario::REQUEST_ID_HEADER;
 use http_body_util::{BodyExt, Empty};
-use super::pool::{Pool, PoolError};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;

@@ -67,9 +67,7 @@ pub(super) async fn run_arm(
     };
     tracing::info!(arm = %scenario.arms[index].id, %url, "client ready; the clock starts (direct)");
     let epoch = tokio::time::Instant::now();
-    let driven = ready
-        .drive(scenario, index, epoch, progress, &stop)
-        .await?;
+    let driven = ready.drive(scenario, index, epoch, progress, &stop).await?;
     Ok(Some(driven.run(ServerCounts::new())))
 }
 
@@ -80,7 +78,9 @@ mod tests {
     #[test]
     fn only_plain_http_urls_with_a_host() {
         assert!(Direct::new("http://127.0.0.1:8080/").is_ok());
-        assert!(Direct::new("https://example.com/").unwrap_err().contains("plain HTTP"));
+        assert!(Direct::new("https://example.com/")
+            .unwrap_err()
+            .contains("plain HTTP"));
         assert!(Direct::new("ftp://x/").unwrap_err().contains("http://"));
         assert!(Direct::new("127.0.0.1:80").unwrap_err().contains("http://"));
         assert!(Direct::new("http://").is_err());

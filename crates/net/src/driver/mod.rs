@@ -331,7 +331,11 @@ async fn plain(
         let tx = tx.clone();
         let rng = arm_seed.request(d.index);
         in_flight.spawn(async move {
-            let pace::Due { index: i, at, place } = d;
+            let pace::Due {
+                index: i,
+                at,
+                place,
+            } = d;
             let intended = epoch + at;
             let mut sent = None;
             let (ok, attempts) = match &*exec {

@@ -179,7 +179,11 @@ mod tests {
         let mut rx = start(epoch, schedule, Backlog::new(100)).expect("thread");
         let mut seen = vec![];
         while let Some(d) = rx.recv().await {
-            assert!(Instant::now() >= epoch + d.at, "arrival {} left early", d.index);
+            assert!(
+                Instant::now() >= epoch + d.at,
+                "arrival {} left early",
+                d.index
+            );
             seen.push(d.index);
         }
         assert_eq!(seen, (0..50).collect::<Vec<_>>());
@@ -197,7 +201,10 @@ mod tests {
         // The thread notices within a nap and drops its handle on the backlog.
         let deadline = Instant::now() + Duration::from_secs(5);
         while Arc::strong_count(&backlog) > 1 {
-            assert!(Instant::now() < deadline, "the pacing thread outlived its arm");
+            assert!(
+                Instant::now() < deadline,
+                "the pacing thread outlived its arm"
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         assert_eq!(backlog.live.load(Ordering::Relaxed), 0);
