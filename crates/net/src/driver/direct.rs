@@ -33,7 +33,7 @@ impl Direct {
             }
             _ => return Err(format!("--target {url:?} must start with http:// or https://")),
         }
-        if uri.host().is_none_or(str::is_empty) {
+        if uri.host().map_or(true, str::is_empty) {
             return Err(format!("--target {url:?} has no host"));
         }
         Ok(Direct(uri))

@@ -337,6 +337,7 @@ async fn plain(
                 place,
             } = d;
             let intended = epoch + at;
+            pace::on_time(intended).await;
             let mut sent = None;
             let (ok, attempts) = match &*exec {
                 Exec::Replica { client, retrier } => {

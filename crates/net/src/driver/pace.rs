@@ -3,12 +3,14 @@
 //! tokio's timer wheel has a 1 ms resolution, so an arrival slept for on it leaves up to a
 //! millisecond late, and every latency herd reports carried that error. A pacing thread
 //! does better: it sleeps on the OS timer (which wakes within the kernel's timer slack,
-//! ~50 µs) until shortly before the next arrival, then spins the last stretch, and hands
-//! the arrival to the runtime on a channel. Spinning only follows a long sleep: when
-//! arrivals come closer together than the spin window (tens of thousands a second), it
-//! sleeps the gap instead, so a fast schedule does not burn a core the target and the
-//! client need; the arrivals then leave within the timer slack, still far below a
-//! millisecond.
+//! ~50 µs) and hands the arrival to the runtime on a channel [`HANDOFF`] early; the
+//! request's task then yields on the runtime until its instant ([`on_time`]). Handing over
+//! early keeps a runtime thread awake through the instant: waking a parked one costs tens
+//! of microseconds more, which at a low rate would land in every latency. That short spin
+//! only follows a long sleep: when arrivals come closer together than [`HANDOFF`] (several
+//! thousand a second and up), the thread sleeps each gap and hands over when due, so a
+//! fast schedule does not burn a core the target and the client need; arrivals then leave
+//! within the timer slack, still far below a millisecond.
 //!
 //! The same thread enforces the [`Backlog`]: an arrival that finds it full is dropped
 //! there and counted, unsent, so a target that cannot keep up never grows the driver's
@@ -20,8 +22,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-/// How long before an arrival the pacing thread stops sleeping and spins.
-const SPIN: Duration = Duration::from_micros(150);
+/// How long before its instant the pacing thread hands a far-apart arrival over.
+pub(super) const HANDOFF: Duration = Duration::from_micros(300);
 
 /// The longest single sleep, so the thread notices soon that its arm has stopped.
 const NAP: Duration = Duration::from_millis(20);
@@ -127,14 +129,14 @@ fn pace(
     }
 }
 
-/// Waits for `due`: sleeps to [`SPIN`] before it then spins, or, when it is already that
-/// close, sleeps the gap. False: the receiver is gone.
+/// Waits until `due` is [`HANDOFF`] away, or, when it is already that close, sleeps the
+/// gap. False: the receiver is gone.
 fn wait_until<T>(due: Instant, tx: &mpsc::UnboundedSender<T>) -> bool {
     let now = Instant::now();
     if due <= now {
         return !tx.is_closed();
     }
-    if due - now <= SPIN {
+    if due - now <= HANDOFF {
         std::thread::sleep(due - now);
         return !tx.is_closed();
     }
@@ -143,15 +145,19 @@ fn wait_until<T>(due: Instant, tx: &mpsc::UnboundedSender<T>) -> bool {
             return false;
         }
         let now = Instant::now();
-        if due <= now + SPIN {
-            break;
+        if due <= now + HANDOFF {
+            return true;
         }
-        std::thread::sleep((due - now - SPIN).min(NAP));
+        std::thread::sleep((due - now - HANDOFF).min(NAP));
     }
-    while Instant::now() < due {
-        std::hint::spin_loop();
+}
+
+/// Yields on the runtime until `intended` (a request handed over early, at most
+/// [`HANDOFF`]): the thread stays awake and sends on the instant.
+pub(super) async fn on_time(intended: tokio::time::Instant) {
+    while tokio::time::Instant::now() < intended {
+        tokio::task::yield_now().await;
     }
-    true
 }
 
 #[cfg(test)]
@@ -171,19 +177,23 @@ mod tests {
     }
 
     /// How close to on time is a benchmark (`scripts/side-by-side`), not a test: a busy
-    /// CI machine delays any thread. What holds everywhere: never early, all in order.
+    /// CI machine delays any thread. What holds everywhere: never more than [`HANDOFF`]
+    /// early (and then [`on_time`] waits), all in order.
     #[tokio::test]
-    async fn arrivals_leave_in_order_and_never_early() {
+    async fn arrivals_come_in_order_and_never_too_early() {
         let epoch = Instant::now() + Duration::from_millis(2);
         let schedule = (0..50u64).map(|i| Duration::from_micros(i * 700));
         let mut rx = start(epoch, schedule, Backlog::new(100)).expect("thread");
         let mut seen = vec![];
         while let Some(d) = rx.recv().await {
             assert!(
-                Instant::now() >= epoch + d.at,
-                "arrival {} left early",
+                Instant::now() + HANDOFF >= epoch + d.at,
+                "arrival {} came too early",
                 d.index
             );
+            let intended = tokio::time::Instant::from_std(epoch + d.at);
+            on_time(intended).await;
+            assert!(tokio::time::Instant::now() >= intended);
             seen.push(d.index);
         }
         assert_eq!(seen, (0..50).collect::<Vec<_>>());
