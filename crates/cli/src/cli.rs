@@ -110,6 +110,16 @@ pub struct BenchArgs {
     /// With a target: pause between arms, ms, instead of `[upstream] settle_ms` (default 1000).
     #[arg(long, value_name = "MS")]
     pub settle: Option<f64>,
+    /// The real driver's cap on one arm's logical requests in flight or waiting (overrides
+    /// `[load] backlog`, default 20000); past it arrivals are dropped unsent, counted, and
+    /// the run fails.
+    #[arg(long, value_name = "N")]
+    pub backlog: Option<u64>,
+    /// Drive the arms straight at `--target` (http): no fault front, no server-side counts
+    /// (the table shows "—"). For comparing herd's driver with another load tool against
+    /// the same server.
+    #[arg(long, requires = "target")]
+    pub direct: bool,
 }
 
 #[derive(Args, Debug)]

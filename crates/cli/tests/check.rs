@@ -26,6 +26,7 @@ fn arm(id: &str, load: f64, peak: f64, hard_fail: f64) -> ArmReport {
         abandoned: None,
         recovery_ms: None,
         driver_lag_ms: None,
+        driver_dropped: None,
         command: None,
         server_first_retry_ms: None,
         target_requests: None,

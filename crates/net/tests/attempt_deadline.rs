@@ -14,7 +14,7 @@ async fn an_attempt_with_no_time_left_is_never_sent() {
         .await
         .expect("binds");
     let uri: http::Uri = format!("http://{}/", up.local_addr()).parse().expect("uri");
-    let client = HttpClient::new(uri, 1, Some(Duration::from_secs(5)));
+    let client = HttpClient::new(uri, 1, Some(Duration::from_secs(5))).expect("client");
     let get = Call::plain(Method::Get);
     // With time left the client reaches the upstream, and its pool keeps the connection,
     // so a send could go out on the first poll.

@@ -69,6 +69,7 @@ impl Fixture {
                     abandoned: None,
                     recovery_ms: None,
                     driver_lag_ms: None,
+                    driver_dropped: None,
                     command: None,
                     server_first_retry_ms: None,
                     target_requests: None,

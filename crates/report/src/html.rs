@@ -104,6 +104,9 @@ fn table_html(t: &Table) -> String {
         }
         h.push_str("</ul>\n");
     }
+    for line in &t.notes {
+        let _ = writeln!(h, "<p><b>{}</b></p>", esc(line));
+    }
     h
 }
 

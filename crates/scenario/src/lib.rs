@@ -42,7 +42,9 @@ pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
 pub use record::{ConsumerTally, LogicalRecord, Recorder};
-pub use report::{ArmReport, Latency, Report, StatusClasses, StopNote, TargetErrors, TargetInfo};
+pub use report::{
+    ArmReport, LagSummary, Latency, Report, StatusClasses, StopNote, TargetErrors, TargetInfo,
+};
 pub use seeds::{ArmSeed, Seeds};
 pub use target::{Target, TargetUrl};
 pub use target_counts::{TargetCounts, TargetOutcome};

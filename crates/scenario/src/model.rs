@@ -99,7 +99,17 @@ pub struct Load {
     /// Then `requests` is a cap and `rate` is the trace's mean rate, both set by
     /// [`crate::trace::resolve`] once the file has been scanned.
     pub trace: Option<Trace>,
+    /// The real driver's bound on one arm's logical requests in flight or waiting for a
+    /// connection: an arrival past it is dropped unsent and counted
+    /// ([`crate::ArmReport::driver_dropped`]), so a target that cannot keep up costs
+    /// bounded memory instead of an ever-growing queue. The simulator has no such
+    /// limit (its queue is the model, not the machine).
+    pub backlog: usize,
 }
+
+/// [`Load::backlog`] when the scenario does not set it: far above what a healthy
+/// run keeps in flight (rate × latency), and a few tens of MB at most.
+pub const DEFAULT_BACKLOG: usize = 20_000;
 
 /// A trace to replay (see [`crate::trace`] for the format).
 #[derive(Clone, Debug, PartialEq)]

@@ -260,12 +260,20 @@ impl Check<'_> {
             .method
             .parse()
             .map_err(|e: String| self.err(&k("method"), e))?;
+        let backlog = match l.backlog {
+            Some(n) => match self.count(&k("backlog"), n)? {
+                0 => return Err(self.err(&k("backlog"), "must be at least 1")),
+                n => usize::try_from(n).unwrap_or(usize::MAX),
+            },
+            None => crate::DEFAULT_BACKLOG,
+        };
         Ok(Load {
             requests,
             rate,
             arrival,
             method,
             trace,
+            backlog,
         })
     }
 

@@ -56,6 +56,8 @@ pub(crate) struct RawLoad {
     pub method: String,
     pub trace: Option<String>,
     pub time_scale: Option<f64>,
+    /// `None`: [`crate::DEFAULT_BACKLOG`].
+    pub backlog: Option<i64>,
 }
 
 impl Default for RawLoad {
@@ -67,6 +69,7 @@ impl Default for RawLoad {
             method: "GET".into(),
             trace: None,
             time_scale: None,
+            backlog: None,
         }
     }
 }

@@ -158,6 +158,7 @@ impl Recorder {
             abandoned: self.consumers.map(|c| c.abandoned),
             recovery_ms: recovery_ms(&timeline, &scenario.upstream),
             driver_lag_ms: None,
+            driver_dropped: None,
             command: None,
             server_first_retry_ms: server.first_retry(),
             target_requests: None,

@@ -39,6 +39,13 @@ pub struct Report {
     /// wait on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetInfo>,
+    /// `herd bench --target URL --direct` only: the URL the arms were driven at, with no
+    /// fault front and no upstream of herd's. The arms' server-side figures
+    /// (`server_requests`, `load_multiplier`, `peak_rps_multiplier`, `burst_multiplier`,
+    /// `shed`, `recovery_ms`, the timeline's server columns) were then not counted: they
+    /// are zero (or null) here and shown as "—" in the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<String>,
     /// One entry per arm, in scenario order.
     pub arms: Vec<ArmReport>,
 }
@@ -182,11 +189,23 @@ pub struct ArmReport {
     /// From the end of the last incident until the upstream is healthy again (see
     /// [`crate::recovery`]); `null` without incidents or if it never recovers in the run.
     pub recovery_ms: Option<u64>,
-    /// Real runs only: the furthest the driver fell behind its schedule, ms. Latency is
-    /// measured from the intended time regardless, but above a few ms the offered load
-    /// went out in bunches and the burst and peak figures overstate the arm.
+    /// Real runs only: how far behind its schedule the driver put each logical request's
+    /// first attempt on the way out, ms: from the intended instant to the request being
+    /// handed to a connection of the pool (any wait for a free connection included). For
+    /// a Rust peer, to the request being handed to the peer's client (its own pool wait
+    /// is then latency, not lag); for a client in another program, to the id being
+    /// written to its adapter. Latency is measured from the intended time regardless,
+    /// but a lag above a few ms means the offered load went out in bunches and the burst
+    /// and peak figures overstate the arm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub driver_lag_ms: Option<f64>,
+    pub driver_lag_ms: Option<LagSummary>,
+    /// Real runs only: arrivals the driver dropped at the client, unsent, because the
+    /// arm's backlog (logical requests in flight or waiting, `[load] backlog`) was full:
+    /// the target could not keep up with the offered load. Not counted in
+    /// `logical_requests`; any drop makes the run a failure (exit 1), since the arm's
+    /// figures no longer describe the offered load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_dropped: Option<u64>,
     /// Real runs of a client in another program only: the adapter's full command line,
     /// as herd ran it (program, its arguments, the protocol's flags and `--options`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -212,6 +231,17 @@ pub struct ArmReport {
     pub target_latency_ms: Option<Latency>,
     /// 100 ms buckets.
     pub timeline: Vec<TimelineRow>,
+}
+
+/// The driver's lag, milliseconds (see [`ArmReport::driver_lag_ms`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LagSummary {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Maximum.
+    pub max: f64,
 }
 
 /// Latency summary, milliseconds.
@@ -264,6 +294,7 @@ impl Report {
             partial: false,
             stop: None,
             target: None,
+            direct: None,
             arms,
         }
     }

@@ -7,7 +7,9 @@
 //! number and their unit; each renderer decides only how to write them (markdown and HTML
 //! round for people, CSV keeps full precision for spreadsheets), and no renderer ever
 //! parses another's output, so an arm id may hold any character. A partial run (stopped by a
-//! signal) ends with a line saying so, since its figures mean less than a whole run's.
+//! signal) ends with a line saying so, since its figures mean less than a whole run's; so
+//! does a run whose driver dropped arrivals, and a direct run (no upstream of herd's),
+//! whose server columns are "—".
 
 use crate::report::{Report, StopNote, TargetInfo};
 use std::fmt::{self, Write};
@@ -45,6 +47,8 @@ pub enum Cell {
     Times(f64, usize),
     /// A count.
     Count(u64),
+    /// Not measured (a server figure of a direct run): "—", empty in CSV.
+    Absent,
 }
 
 impl fmt::Display for Cell {
@@ -57,6 +61,7 @@ impl fmt::Display for Cell {
             Cell::Percent(r) => write!(f, "{:.2}%", r * 100.0),
             Cell::Times(x, d) => write!(f, "{x:.d$}x"),
             Cell::Count(n) => write!(f, "{n}"),
+            Cell::Absent => f.write_str("—"),
         }
     }
 }
@@ -68,6 +73,7 @@ impl Cell {
             Cell::Text(s) => s.clone(),
             Cell::Ms(x) | Cell::Percent(x) | Cell::Times(x, _) => x.to_string(),
             Cell::Count(n) => n.to_string(),
+            Cell::Absent => String::new(),
         }
     }
 }
@@ -81,6 +87,9 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// Each arm's id and policy description, shown under the table.
     pub policies: Vec<(String, String)>,
+    /// Lines under the policies: a direct run, arms that dropped arrivals (see
+    /// [`notes`]).
+    pub notes: Vec<String>,
     /// For a partial run, the line that says so (see [`partial_line`]).
     pub partial: Option<String>,
 }
@@ -113,16 +122,17 @@ impl Table {
             .arms
             .iter()
             .map(|a| {
+                let server = |c: Cell| if r.direct.is_some() { Cell::Absent } else { c };
                 vec![
                     Cell::Text(a.id.clone()),
                     Cell::Ms(a.latency_ms.p50),
                     Cell::Ms(a.latency_ms.p99),
                     Cell::Ms(a.latency_ms.p999),
                     Cell::Percent(a.hard_fail_ratio),
-                    Cell::Times(a.peak_rps_multiplier, 2),
-                    Cell::Times(a.load_multiplier, 2),
-                    Cell::Times(a.burst_multiplier, 1),
-                    Cell::Count(a.shed),
+                    server(Cell::Times(a.peak_rps_multiplier, 2)),
+                    server(Cell::Times(a.load_multiplier, 2)),
+                    server(Cell::Times(a.burst_multiplier, 1)),
+                    server(Cell::Count(a.shed)),
                 ]
             })
             .collect();
@@ -135,6 +145,7 @@ impl Table {
             columns: COLUMNS,
             rows,
             policies,
+            notes: notes(r),
             partial: r.stop.as_ref().map(partial_line),
         }
     }
@@ -165,6 +176,9 @@ impl Table {
         for (id, policy) in &self.policies {
             let _ = writeln!(s, "- `{id}`: {policy}");
         }
+        for line in &self.notes {
+            let _ = writeln!(s, "\n{line}");
+        }
         if let Some(line) = &self.partial {
             let _ = writeln!(s, "\n{line}");
         }
@@ -182,6 +196,27 @@ impl Table {
         }
         s
     }
+}
+
+/// What the rows cannot say: that the run was direct (server columns not counted), and
+/// each arm whose driver dropped arrivals (a failed run: its figures describe a thinner
+/// load than the one offered).
+pub fn notes(r: &Report) -> Vec<String> {
+    let mut notes = vec![];
+    if let Some(url) = &r.direct {
+        notes.push(format!(
+            "direct run: the arms drove {url} with no fault front; server-side columns (—) were not counted"
+        ));
+    }
+    for a in &r.arms {
+        if let Some(n) = a.driver_dropped.filter(|&n| n > 0) {
+            notes.push(format!(
+                "FAILED: arm {}: the driver dropped {n} arrival(s) unsent (backlog full: the target could not keep up)",
+                a.id
+            ));
+        }
+    }
+    notes
 }
 
 /// `partial run: stopped by SIGINT after 4.0 s; 1432 of 9600 requests finished; left out: a, b`.
@@ -276,6 +311,7 @@ mod tests {
             columns: &COLUMNS[..2],
             rows: vec![vec![Cell::Text(id.into()), Cell::Ms(1.5)]],
             policies: vec![(id.into(), "none".into())],
+            notes: vec![],
             partial: None,
         }
     }

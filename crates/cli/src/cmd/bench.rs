@@ -9,8 +9,8 @@ use super::runtime;
 use crate::cli::BenchArgs;
 use crate::fail::Fail;
 use crate::stop::Signals;
-use anyhow::Context;
-use herd_net::driver::{run_arm, ArmRun, Progress, Watch};
+use anyhow::{anyhow, Context};
+use herd_net::driver::{run_arm, ArmRun, Direct, Progress, Watch};
 use herd_net::Stop;
 use herd_scenario::{Report, Scenario};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -25,14 +25,28 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let mut s = p.scenario;
     let quiet = a.run.quiet;
     check_out(&a.run)?;
-    super::target::apply(&mut s.upstream, a.target.clone(), a.settle)?;
-    if let Some(t) = &s.upstream.target {
-        if !quiet {
-            eprintln!("{}", super::target::announce(&s, t));
+    if let Some(n) = a.backlog {
+        if n == 0 {
+            return Err(Fail::input(anyhow!("--backlog must be at least 1")));
         }
-        super::target::preflight(&runtime()?, t)?;
+        s.load.backlog = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    let direct = super::target::direct(&a)?;
+    if direct.is_none() {
+        super::target::apply(&mut s.upstream, a.target.clone(), a.settle)?;
+        if let Some(t) = &s.upstream.target {
+            if !quiet {
+                eprintln!("{}", super::target::announce(&s, t));
+            }
+            super::target::preflight(&runtime()?, t)?;
+        }
     }
     if let Some(n) = a.run.seeds {
+        if direct.is_some() {
+            return Err(Fail::input(anyhow!(
+                "--seeds does not apply with --direct: compare one run against the other tool's"
+            )));
+        }
         let driver = super::seeds::Driver::Bench {
             sequential: a.sequential,
         };
@@ -61,7 +75,13 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let rt = runtime()?;
     super::adapters::preflight(&rt, &s)?;
     let runs = rt
-        .block_on(run_rounds(&s, a.sequential, progress, signals.stop()))
+        .block_on(run_rounds(
+            &s,
+            a.sequential,
+            direct.as_ref(),
+            progress,
+            signals.stop(),
+        ))
         .map_err(super::adapters::classify)?;
     if let Some(b) = &bars {
         b.finish();
@@ -75,23 +95,38 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let recorders: Vec<_> = ran.iter().map(|(_, r)| &r.recorder).collect();
     let mut report = Report::new("real", &s.name, s.seed, s.load.rate, arms);
     report.target = s.upstream.target.as_ref().map(super::target::info);
+    report.direct = direct.as_ref().map(Direct::to_string);
     if let Some(caught) = signals.caught() {
         let left_out = left_out(&s, runs.iter().map(Option::is_some));
         report = report.stopped(stop_note(caught, &s, &recorders, left_out));
     }
     emit(&a.run, &report, &s, &p.text, &recorders)?;
+    let mut dropped = false;
     for &(i, r) in &ran {
-        if r.max_lag.as_millis() >= 20 && !quiet {
+        let lag = r.lag.max();
+        if lag.as_millis() >= 20 && !quiet {
             eprintln!(
                 "warning: arm {}: the driver fell up to {} ms behind schedule (machine too busy?); \
                  requests then went out in bunches, which inflates burst and peak multipliers",
                 s.arms[i].id,
-                r.max_lag.as_millis()
+                lag.as_millis()
+            );
+        }
+        if r.dropped > 0 {
+            dropped = true;
+            eprintln!(
+                "warning: arm {}: the driver dropped {} arrival(s) unsent: {} logical requests were \
+                 already in flight or waiting (the backlog, `[load] backlog` / --backlog), so the \
+                 target could not keep up with the offered load; the run failed",
+                s.arms[i].id, r.dropped, s.load.backlog
             );
         }
     }
     if !quiet {
         eprintln!("wall time {:.1}s", started.elapsed().as_secs_f64());
+    }
+    if dropped && signals.caught().is_none() {
+        return Ok(ExitCode::from(1));
     }
     Ok(signals.exit_code())
 }
@@ -101,6 +136,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
 pub(super) async fn run_rounds(
     s: &Scenario,
     sequential: bool,
+    direct: Option<&Direct>,
     progress: Option<Progress>,
     stop: Stop,
 ) -> anyhow::Result<Vec<Option<ArmRun>>> {
@@ -122,9 +158,12 @@ pub(super) async fn run_rounds(
             .iter()
             .map(|&i| {
                 let (s, progress, stop) = (shared.clone(), progress.clone(), stop.clone());
+                let direct = direct.cloned();
                 (
                     i,
-                    tokio::spawn(async move { run_arm(&s, i, progress, stop).await }),
+                    tokio::spawn(
+                        async move { run_arm(&s, i, direct.as_ref(), progress, stop).await },
+                    ),
                 )
             })
             .collect();

@@ -58,7 +58,7 @@ pub fn run(run: &RunArgs, s: &Scenario, n: u32, driver: Driver) -> Result<ExitCo
                 .map(|(i, r)| r.as_ref().map(|r| r.report(&one, i)))
                 .collect(),
             (Driver::Bench { sequential }, Some(rt)) => rt
-                .block_on(run_rounds(&one, sequential, None, signals.stop()))
+                .block_on(run_rounds(&one, sequential, None, None, signals.stop()))
                 .map_err(Fail::run)?
                 .iter()
                 .enumerate()

@@ -5,9 +5,14 @@
 //! says so before the first request: the target, the rate per arm and how the arms are
 //! scheduled. A target that does not accept connections stops the run before anything is
 //! counted (exit 1, naming it), instead of turning every request into a counted 502.
+//!
+//! `--target URL --direct` instead drives the arms straight at the URL, with no front at
+//! all: for comparing herd's driver with another load tool against the same server.
 
+use crate::cli::BenchArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
+use herd_net::driver::Direct;
 use herd_scenario::{Scenario, Target, TargetInfo, TargetUrl, Upstream};
 use std::time::Duration;
 
@@ -84,4 +89,15 @@ pub fn announce(s: &Scenario, t: &Target) -> String {
 pub fn preflight(rt: &tokio::runtime::Runtime, t: &Target) -> Result<(), Fail> {
     rt.block_on(herd_net::upstream::preflight(t))
         .map_err(|e| Fail::run(anyhow!("{e}; nothing was sent")))
+}
+
+/// `--direct`: the arms straight at `--target` (http only), no fault front; `None` without
+/// it. A bad URL is bad input (exit 2).
+pub fn direct(a: &BenchArgs) -> Result<Option<Direct>, Fail> {
+    match (&a.target, a.direct) {
+        (Some(url), true) => Direct::new(&url.to_string())
+            .map(Some)
+            .map_err(|e| Fail::input(anyhow!(e))),
+        _ => Ok(None),
+    }
 }

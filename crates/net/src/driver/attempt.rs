@@ -1,22 +1,20 @@
 //! One attempt on the wire, and what it came back with.
 //!
-//! The pool is hyper-util's, with its one hidden retry switched off
-//! (`retry_canceled_requests(false)`: by default it silently re-sends a request whose pooled
-//! connection turned out to be dead, which the upstream would count and the client would
-//! not). A semaphore caps the attempts in flight at `pool_max_connections`, so the pool
-//! never has more connections busy than the scenario says.
+//! The pool is herd's own ([`super::pool`]): lean enough for the driver's overhead to stay
+//! below the server's, and with no hidden retry (hyper-util's re-sends a request whose
+//! pooled connection turned out to be dead, which the upstream would count and the client
+//! would not). A semaphore caps the attempts in flight at `pool_max_connections`, so the
+//! pool never has more connections busy than the scenario says.
 
+use super::pool::{Pool, PoolError};
 use bytes::Bytes;
 use herd_retry::{Failure, Method, Outcome};
 use herd_scenario::{Unit, REQUEST_ID_HEADER};
 use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use std::error::Error as _;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;
+use tokio::time::Instant;
 
 /// What one logical request asks for: its method, and its path and query when a trace
 /// line gives one (without, the client's URL as it is). Every client of an arm sends it
@@ -62,7 +60,7 @@ impl Call {
 /// An arm's HTTP client: one pool, a cap on connections in use, an attempt timeout.
 #[derive(Clone)]
 pub struct HttpClient {
-    client: Client<HttpConnector, Empty<Bytes>>,
+    pool: Arc<Pool>,
     slots: Arc<Semaphore>,
     uri: http::Uri,
     timeout: Option<Duration>,
@@ -70,19 +68,17 @@ pub struct HttpClient {
 
 impl HttpClient {
     /// A client for `uri` with at most `max_connections` connections in use.
-    pub fn new(uri: http::Uri, max_connections: usize, timeout: Option<Duration>) -> Self {
-        let mut conn = HttpConnector::new();
-        conn.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(max_connections)
-            .retry_canceled_requests(false)
-            .build(conn);
-        HttpClient {
-            client,
+    pub fn new(
+        uri: http::Uri,
+        max_connections: usize,
+        timeout: Option<Duration>,
+    ) -> std::io::Result<Self> {
+        Ok(HttpClient {
+            pool: Pool::new(&uri)?,
             slots: Arc::new(Semaphore::new(max_connections)),
             uri,
             timeout,
-        }
+        })
     }
 
     /// The client's per-attempt timeout (from the scenario).
@@ -100,10 +96,22 @@ impl HttpClient {
     /// before it is sent, as in the simulator; `tokio::time::timeout(0, …)` would poll
     /// the send once and could put it on the wire.
     pub async fn attempt(&self, id: u64, call: &Call, timeout: Option<Duration>) -> Outcome {
+        self.attempt_noting(id, call, timeout, &mut None).await
+    }
+
+    /// [`HttpClient::attempt`], noting in `sent` (if still empty) the instant the request
+    /// got its connection slot and went to the pool: the end of the driver's lag.
+    pub async fn attempt_noting(
+        &self,
+        id: u64,
+        call: &Call,
+        timeout: Option<Duration>,
+        sent: &mut Option<Instant>,
+    ) -> Outcome {
         if timeout.is_some_and(|t| t.is_zero()) {
             return Outcome::Failed(Failure::Timeout);
         }
-        let fut = self.send(id, call);
+        let fut = self.send(id, call, sent);
         match timeout {
             Some(t) => tokio::time::timeout(t, fut)
                 .await
@@ -112,10 +120,11 @@ impl HttpClient {
         }
     }
 
-    async fn send(&self, id: u64, call: &Call) -> Outcome {
+    async fn send(&self, id: u64, call: &Call, sent: &mut Option<Instant>) -> Outcome {
         let Ok(_slot) = self.slots.acquire().await else {
             return Outcome::Failed(Failure::Other);
         };
+        sent.get_or_insert_with(Instant::now);
         let Ok(uri) = call.uri(&self.uri) else {
             return Outcome::Failed(Failure::Other);
         };
@@ -128,25 +137,24 @@ impl HttpClient {
             Ok(r) => r,
             Err(_) => return Outcome::Failed(Failure::Other),
         };
-        let resp = match self.client.request(req).await {
+        let (resp, lease) = match self.pool.request(req).await {
             Ok(r) => r,
-            Err(e) => return Outcome::Failed(classify_client_error(&e)),
+            Err(PoolError::Connect(e)) => return Outcome::Failed(connect_failure(&e)),
+            Err(PoolError::Http(e)) => return Outcome::Failed(classify_hyper_error(&e)),
         };
         let outcome = Outcome::from_http(resp.status(), resp.headers(), SystemTime::now());
         if let Err(e) = resp.into_body().collect().await {
             return Outcome::Failed(classify_hyper_error(&e));
         }
+        lease.reuse();
         outcome
     }
 }
 
-fn classify_client_error(e: &hyper_util::client::legacy::Error) -> Failure {
+/// A connection that could not be opened is refused, whatever the OS said.
+fn connect_failure(e: &std::io::Error) -> Failure {
     match Failure::from_error(e) {
-        Failure::Other if e.is_connect() => Failure::Refused,
-        Failure::Other => match e.source().and_then(|s| s.downcast_ref::<hyper::Error>()) {
-            Some(h) => classify_hyper_error(h),
-            None => Failure::Other,
-        },
+        Failure::Other => Failure::Refused,
         f => f,
     }
 }

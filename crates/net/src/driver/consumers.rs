@@ -15,7 +15,7 @@
 //! A [`Stop`] is one more branch of the loop: it aborts every live request, like a
 //! `Cancel` of each, and ends the arm with the units done so far (see the driver's docs).
 
-use super::{logical, Call, Driven, HttpClient, Progress};
+use super::{logical, Call, Driven, HttpClient, Lag, Progress};
 use crate::Stop;
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
 use herd_retry::Retrier;
@@ -62,7 +62,7 @@ pub(super) async fn drive(
         seq: 0,
         rec: Recorder::new(),
         actions: Vec::new(),
-        max_lag: Duration::ZERO,
+        lag: Lag::new(),
         epoch,
         call: Call::plain(scenario.load.method),
         index,
@@ -111,7 +111,9 @@ struct Run {
     rec: Recorder,
     /// What the machine asked for, carried out at the top of each turn.
     actions: Vec<Action>,
-    max_lag: Duration,
+    /// Measured when the loop takes a unit in (the consumers decide what, if anything, to
+    /// send for it).
+    lag: Lag,
     epoch: Instant,
     /// Every request's: a unit's trace method and path stay at the consumer (its requests
     /// are the scenario's `[load] method` to `/`), as in the simulator.
@@ -167,7 +169,7 @@ impl Run {
         );
         let (epoch, call) = (self.epoch, self.call.clone());
         let task = tokio::spawn(async move {
-            let (ok, _) = logical(&client, &retrier, epoch, &call, request, rng).await;
+            let (ok, _) = logical(&client, &retrier, epoch, &call, request, rng, &mut None).await;
             let _ = tx.send((request, ok));
         });
         self.tasks.insert(request, task.abort_handle());
@@ -192,7 +194,7 @@ impl Run {
     fn on_unit(&mut self) {
         if let Some(u) = self.pending.take() {
             let now = self.now();
-            self.max_lag = self.max_lag.max(now.saturating_sub(u.at));
+            self.lag.record(now.saturating_sub(u.at));
             self.machine.arrive(u.consumer, now, &mut self.actions);
         }
         self.pending = self.demand.next();
@@ -229,7 +231,8 @@ impl Run {
         Ok(Driven {
             recorder: self.rec,
             wall: self.epoch.elapsed(),
-            max_lag: self.max_lag,
+            lag: self.lag,
+            dropped: 0,
             policy: self.parts.policy,
             complete,
             command: None,

@@ -6,14 +6,13 @@
 //! A stop ends the adapter at once ([`ExternalArm::stop`]): the answers read before it are
 //! the arm's partial result; requests the adapter still had are dropped.
 
-use super::{aggregator, arrivals, Driven, Progress};
+use super::{aggregator, arrivals, Driven, Finished, Lag, Progress};
 use crate::external::{
     command_arm, Adapter, AdapterOptions, Answered, ArmCommand, ExternalArm, ExternalError,
 };
 use crate::Stop;
 use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario, Unit};
 use std::io;
-use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{sleep_until, Instant};
 
@@ -119,15 +118,16 @@ pub(super) async fn drive(
         epoch,
         tx,
         next: 0,
-        max_lag: Duration::ZERO,
+        lag: Lag::new(),
     };
     let complete = run.drive(arm, stop).await?;
     drop(run.tx);
-    let recorder = aggregate.await.map_err(io::Error::other)?;
+    let (recorder, _) = aggregate.await.map_err(io::Error::other)?;
     Ok(Driven {
         recorder,
         wall: epoch.elapsed(),
-        max_lag: run.max_lag,
+        lag: run.lag,
+        dropped: 0,
         policy,
         complete,
         command: Some(command),
@@ -139,10 +139,12 @@ struct Run {
     schedule: Vec<Unit>,
     client: String,
     epoch: Instant,
-    tx: UnboundedSender<LogicalRecord>,
+    tx: UnboundedSender<Finished>,
     /// The next id to send.
     next: usize,
-    max_lag: Duration,
+    /// Measured when the id is written to the adapter: what the adapter does with it
+    /// after is its own.
+    lag: Lag,
 }
 
 impl Run {
@@ -207,7 +209,7 @@ impl Run {
 
     /// Id `next` is due: sent with its trace method and path, if it has them.
     fn send_next(&mut self, arm: &ExternalArm, intended: Instant) -> io::Result<()> {
-        self.max_lag = self.max_lag.max(intended.elapsed());
+        self.lag.record(intended.elapsed());
         let unit = &self.schedule[self.next];
         let method = unit.method.map(|m| m.as_str());
         arm.send_request(self.next as u64, method, unit.path.as_deref())
@@ -228,11 +230,14 @@ impl Run {
                     self.client, a.answer.id
                 ))
             })?;
-        let _ = self.tx.send(LogicalRecord {
-            intended: at,
-            latency: a.at.saturating_duration_since(self.epoch + at),
-            ok: a.answer.ok,
-            attempts: a.answer.attempts.unwrap_or(0),
+        let _ = self.tx.send(Finished {
+            record: LogicalRecord {
+                intended: at,
+                latency: a.at.saturating_duration_since(self.epoch + at),
+                ok: a.answer.ok,
+                attempts: a.answer.attempts.unwrap_or(0),
+            },
+            lag: None,
         });
         Ok(())
     }

@@ -21,11 +21,17 @@
 
 mod attempt;
 mod consumers;
+mod direct;
 mod external;
+mod lag;
+mod pace;
 pub mod peers;
+mod pool;
 
 pub use attempt::{Call, HttpClient};
+pub use direct::Direct;
 pub use external::{arm_command, shell_words};
+pub use lag::Lag;
 use peers::{Peer, PeerOptions};
 
 use crate::upstream::{Stats, UpstreamServer};
@@ -54,11 +60,13 @@ pub struct ArmRun {
     pub target: Option<TargetCounts>,
     /// Wall time of the arm, first arrival to last answer.
     pub wall: Duration,
-    /// The largest delay between a request's intended send time and the moment the driver
-    /// got to send it. Latency is measured from the intended time either way; a lag of more
-    /// than a few ms means the machine could not keep up and the offered load came in
-    /// bursts, which inflates the burst multiplier.
-    pub max_lag: Duration,
+    /// Each request's delay from its intended send time to the moment the driver got it
+    /// out (see [`herd_scenario::ArmReport::driver_lag_ms`]). Latency is measured from the
+    /// intended time either way; a lag of more than a few ms means the machine could not
+    /// keep up and the offered load came in bursts, which inflates the burst multiplier.
+    pub lag: Lag,
+    /// Arrivals dropped unsent because the backlog was full.
+    pub dropped: u64,
     /// The arm's configuration in words: herd's strategy, or what the real client said.
     pub policy: String,
     /// False when a [`Stop`] cut the arm short: the recorder then holds only the logical
@@ -75,7 +83,8 @@ impl ArmRun {
         let mut r = self
             .recorder
             .finish(&arm.id, &self.policy, &self.counts, scenario);
-        r.driver_lag_ms = Some((self.max_lag.as_secs_f64() * 1e4).round() / 10.0);
+        r.driver_lag_ms = self.lag.summary();
+        r.driver_dropped = Some(self.dropped);
         r.command.clone_from(&self.command);
         if let Some(t) = &self.target {
             r.target_requests = Some(t.requests());
@@ -124,12 +133,19 @@ fn watch_server(watch: Progress, arm: usize, stats: Arc<Stats>) -> tokio::task::
 /// started) with the URL; the server and the run's clock start only once the client is
 /// ready to send, so a slow-starting adapter does not turn its first arrivals into a burst.
 /// `None`: `stop` fired before that, and the arm did not run.
+///
+/// With `direct`, no upstream of herd's: the arm drives that URL, and its server counts
+/// stay empty.
 pub async fn run_arm(
     scenario: &Scenario,
     index: usize,
+    direct: Option<&Direct>,
     progress: Option<Progress>,
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
+    if let Some(d) = direct {
+        return direct::run_arm(scenario, index, d, progress, stop).await;
+    }
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
     let bound = UpstreamServer::bind(listen).await?;
     let url = format!("http://{}/", bound.local_addr());
@@ -154,24 +170,9 @@ pub async fn run_arm(
     let counts = upstream.counts();
     let target = upstream.stats().target();
     upstream.shutdown().await;
-    let Driven {
-        recorder,
-        wall,
-        max_lag,
-        policy,
-        complete,
-        command,
-    } = result?;
-    Ok(Some(ArmRun {
-        max_lag,
-        policy,
-        recorder,
-        counts,
-        target,
-        wall,
-        complete,
-        command,
-    }))
+    let mut run = result?.run(counts);
+    run.target = target;
+    Ok(Some(run))
 }
 
 /// Proxy mode: waits until the front has nothing on its way to the target (a stalled
@@ -225,14 +226,33 @@ pub struct Driven {
     pub recorder: Recorder,
     /// Wall time, from the epoch to the last answer.
     pub wall: Duration,
-    /// See [`ArmRun::max_lag`].
-    pub max_lag: Duration,
+    /// See [`ArmRun::lag`].
+    pub lag: Lag,
+    /// See [`ArmRun::dropped`].
+    pub dropped: u64,
     /// See [`ArmRun::policy`].
     pub policy: String,
     /// See [`ArmRun::complete`].
     pub complete: bool,
     /// See [`ArmRun::command`].
     pub command: Option<Vec<String>>,
+}
+
+impl Driven {
+    /// The arm's run, with the server's `counts`.
+    fn run(self, counts: ServerCounts) -> ArmRun {
+        ArmRun {
+            recorder: self.recorder,
+            counts,
+            wall: self.wall,
+            lag: self.lag,
+            dropped: self.dropped,
+            policy: self.policy,
+            complete: self.complete,
+            command: self.command,
+            target: None,
+        }
+    }
 }
 
 /// Who runs one logical request.
@@ -270,7 +290,7 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
                 uri,
                 scenario.client.pool_max_connections,
                 scenario.client.attempt_timeout,
-            );
+            )?;
             let retrier = Arc::new(Mutex::new(Retrier::new(*strategy)));
             match (&scenario.consumers, arm.consumers) {
                 (Some(c), Some(rules)) => Ready::Consumers(consumers::Parts {
@@ -329,8 +349,9 @@ impl Ready {
     }
 }
 
-/// One logical request per arrival, each spawned at its intended instant, until the last
-/// is done or `stop` fires (then the ones in flight are aborted).
+/// One logical request per arrival, each spawned as the pacing thread hands it over at
+/// its intended instant (or dropped there when the backlog is full), until the last is
+/// done or `stop` fires (then the ones in flight are aborted).
 async fn plain(
     scenario: &Scenario,
     index: usize,
@@ -344,42 +365,61 @@ async fn plain(
     let arm_seed = scenario.arm_seed(index);
     let method = scenario.load.method;
     let (tx, aggregate) = aggregator(index, progress);
-    let mut max_lag = Duration::ZERO;
+    let backlog = pace::Backlog::new(scenario.load.backlog);
+    let schedule = arrivals(scenario)?.map(move |u| (u.at, Call::of(&u, method)));
+    let mut due = pace::start(epoch.into_std(), schedule, backlog.clone())?;
     // The requests in flight, so a stop can abort them; finished ones are reaped as we go.
     let mut in_flight = JoinSet::new();
     let mut complete = true;
-    for (i, unit) in arrivals(scenario)?.enumerate() {
-        let at = unit.at;
-        let call = Call::of(&unit, method);
-        let intended = epoch + at;
-        tokio::select! {
+    loop {
+        let d = tokio::select! {
             biased;
             () = stop.requested() => {
                 complete = false;
                 break;
             }
-            () = tokio::time::sleep_until(intended) => {}
-        }
-        max_lag = max_lag.max(intended.elapsed());
+            d = due.recv() => match d {
+                Some(d) => d,
+                None => break,
+            },
+        };
         while in_flight.try_join_next().is_some() {}
         let exec = exec.clone();
         let tx = tx.clone();
-        let rng = arm_seed.request(i as u64);
+        let rng = arm_seed.request(d.index);
         in_flight.spawn(async move {
+            let pace::Due {
+                index: i,
+                at,
+                item: call,
+                place,
+            } = d;
+            let intended = epoch + at;
+            pace::on_time(intended).await;
+            let mut sent = None;
             let (ok, attempts) = match &*exec {
                 Exec::Replica { client, retrier } => {
-                    logical(client, retrier, epoch, &call, i as u64, rng).await
+                    logical(client, retrier, epoch, &call, i, rng, &mut sent).await
                 }
-                Exec::Peer(p) => p.call(i as u64, &call).await,
+                Exec::Peer(p) => {
+                    sent = Some(Instant::now());
+                    p.call(i, &call).await
+                }
             };
-            let _ = tx.send(LogicalRecord {
-                intended: at,
-                latency: intended.elapsed(),
-                ok,
-                attempts,
+            drop(place);
+            let _ = tx.send(Finished {
+                record: LogicalRecord {
+                    intended: at,
+                    latency: intended.elapsed(),
+                    ok,
+                    attempts,
+                },
+                lag: sent.map(|s| s.saturating_duration_since(intended)),
             });
         });
     }
+    // Ends the pacing thread (a stop leaves arrivals unsent).
+    drop(due);
     if complete {
         tokio::select! {
             biased;
@@ -390,11 +430,12 @@ async fn plain(
     // Aborts whatever a stop left in flight; their senders go with them.
     in_flight.shutdown().await;
     drop(tx);
-    let recorder = aggregate.await.map_err(io::Error::other)?;
+    let (recorder, lag) = aggregate.await.map_err(io::Error::other)?;
     Ok(Driven {
         recorder,
         wall: epoch.elapsed(),
-        max_lag,
+        lag,
+        dropped: backlog.dropped(),
         policy,
         complete,
         command: None,
@@ -407,31 +448,43 @@ fn arrivals(scenario: &Scenario) -> io::Result<impl Iterator<Item = Unit>> {
     Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))
 }
 
-/// The one place finished logical requests go: a channel into the arm's [`Recorder`].
+/// A finished logical request, and how late it left (if the driver saw it leave).
+struct Finished {
+    record: LogicalRecord,
+    lag: Option<Duration>,
+}
+
+/// The one place finished logical requests go: a channel into the arm's [`Recorder`] and
+/// its [`Lag`].
 fn aggregator(
     index: usize,
     progress: Option<Progress>,
 ) -> (
-    mpsc::UnboundedSender<LogicalRecord>,
-    tokio::task::JoinHandle<Recorder>,
+    mpsc::UnboundedSender<Finished>,
+    tokio::task::JoinHandle<(Recorder, Lag)>,
 ) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<LogicalRecord>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Finished>();
     let handle = tokio::spawn(async move {
         let mut rec = Recorder::new();
-        while let Some(r) = rx.recv().await {
-            rec.record(&r);
+        let mut lag = Lag::new();
+        while let Some(f) = rx.recv().await {
+            rec.record(&f.record);
+            if let Some(l) = f.lag {
+                lag.record(l);
+            }
             if let Some(p) = &progress {
                 p.done(index, rec.len(), rec.failed());
             }
         }
-        rec
+        (rec, lag)
     });
     (tx, handle)
 }
 
 /// One logical request, `call`: attempts until the arm's [`Retrier`] says stop (which
-/// retries it by `call`'s method). Returns (succeeded, attempts). The retrier is shared by the arm's requests (its budget is
-/// client-wide); its clock is time since the run's epoch.
+/// retries it by `call`'s method). Returns (succeeded, attempts). The retrier is shared by
+/// the arm's requests (its budget is client-wide); its clock is time since the run's epoch.
+/// `sent` gets the instant the first attempt went to a connection.
 async fn logical(
     client: &HttpClient,
     retrier: &Mutex<Retrier>,
@@ -439,6 +492,7 @@ async fn logical(
     call: &Call,
     id: u64,
     mut rng: Pcg64Mcg,
+    sent: &mut Option<Instant>,
 ) -> (bool, u32) {
     let now = || epoch.elapsed();
     let lock = || {
@@ -458,7 +512,7 @@ async fn logical(
         };
         let outcome = if admitted {
             attempts += 1;
-            client.attempt(id, call, remaining).await
+            client.attempt_noting(id, call, remaining, sent).await
         } else {
             Outcome::Failed(Failure::Throttled)
         };

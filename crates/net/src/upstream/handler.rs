@@ -7,8 +7,8 @@
 //! task, and a zero service time on a free worker answers without touching a timer.
 
 use super::capacity::{Admission, Capacity};
-use super::forward::{self, Forward};
 use super::conn::Reset;
+use super::forward::{self, Forward};
 use super::job::Job;
 use super::metrics;
 use super::options::{Admin, Denied};

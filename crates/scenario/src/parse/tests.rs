@@ -231,3 +231,23 @@ fn command_arms_and_options() {
     .to_string();
     assert!(e.contains("unknown field `commnd`"), "{e}");
 }
+
+#[test]
+fn backlog_defaults_and_must_be_positive() {
+    assert_eq!(
+        parse(OK, "t.toml").unwrap().load.backlog,
+        crate::DEFAULT_BACKLOG
+    );
+    let s = parse(
+        &OK.replace("rate = 50\n", "rate = 50\nbacklog = 64\n"),
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(s.load.backlog, 64);
+    let m = msg(&OK.replace("rate = 50\n", "rate = 50\nbacklog = 0\n"));
+    assert!(
+        m.starts_with("bad.toml:7:") && m.contains("load.backlog"),
+        "{m}"
+    );
+    assert!(m.contains("at least 1"), "{m}");
+}

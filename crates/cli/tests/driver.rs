@@ -1,0 +1,160 @@
+//! The driver's limits end to end: `--target URL --direct` (no upstream of herd's, no
+//! server counts) and the bounded backlog (drops counted, the run failed).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+const ONE_ARM: &str = r#"
+name = "one-arm"
+seed = 3
+[load]
+requests = 200
+rate = 400
+arrival = "constant"
+[client]
+pool_max_connections = 8
+[upstream]
+service_time = { dist = "constant", ms = 0 }
+[[arms]]
+id = "plain"
+policy = "none"
+"#;
+
+/// `herd upstream SCENARIO` on a free port, stopped (and reaped) on drop.
+struct Upstream {
+    child: Child,
+    url: String,
+}
+
+impl Upstream {
+    fn start(scenario: &str) -> Upstream {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_herd"))
+            .args(["upstream", scenario, "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("herd upstream starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("first line");
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Upstream { child, url }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn scenario_file(name: &str, text: &str) -> String {
+    let dir = tempdir(name);
+    let file = dir.join("s.toml");
+    std::fs::write(&file, text).unwrap();
+    file.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_direct_run_drives_the_url_and_counts_nothing_server_side() {
+    let file = scenario_file("driver-direct", ONE_ARM);
+    let up = Upstream::start(&file);
+    let o = herd(&[
+        "bench", &file, "--target", &up.url, "--direct", "--json", "-",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    assert_eq!(v["direct"], format!("{}/", up.url.trim_end_matches('/')));
+    let a = arm(&v, "plain");
+    assert_eq!(a["logical_requests"], 200);
+    assert_eq!(a["succeeded"], 200);
+    assert_eq!(a["server_requests"], 0);
+    assert_eq!(a["driver_dropped"], 0);
+    for k in ["p50", "p99", "max"] {
+        assert!(
+            a["driver_lag_ms"][k].is_number(),
+            "lag {k}: {}",
+            a["driver_lag_ms"]
+        );
+    }
+    let table = stderr(&o);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| plain "))
+        .expect("the arm's row");
+    assert_eq!(row.matches('—').count(), 4, "server columns: {row}");
+    assert!(table.contains("direct run: the arms drove"), "{table}");
+}
+
+#[test]
+fn bad_targets_are_refused_naming_the_flag() {
+    let file = scenario_file("driver-bad-target", ONE_ARM);
+    for (args, says) in [
+        (
+            vec!["--target", "https://127.0.0.1:1/", "--direct"],
+            "plain HTTP",
+        ),
+        (vec!["--target", "ftp://127.0.0.1/", "--direct"], "http://"),
+        (vec!["--target", "http://127.0.0.1:1/"], "--direct"),
+        (vec!["--direct"], "--target"),
+        (vec!["--backlog", "0"], "--backlog"),
+    ] {
+        let mut all = vec!["bench", file.as_str()];
+        all.extend_from_slice(&args);
+        let o = herd(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_full_backlog_drops_counts_and_fails_the_run() {
+    // One connection to a 100 ms service and room for 4 requests: nearly all of the 200
+    // arrivals (over half a second) find the backlog full.
+    let slow = ONE_ARM
+        .replace("pool_max_connections = 8", "pool_max_connections = 1")
+        .replace("ms = 0 }", "ms = 100 }");
+    let file = scenario_file("driver-backlog", &slow);
+    let dir = tempdir("driver-backlog-out");
+    let json = dir.join("r.json");
+    let o = herd(&[
+        "bench",
+        &file,
+        "--backlog",
+        "4",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let a = arm(&v, "plain");
+    let dropped = a["driver_dropped"].as_u64().expect("driver_dropped");
+    let finished = a["logical_requests"].as_u64().unwrap();
+    assert_eq!(
+        dropped + finished,
+        200,
+        "every arrival is either sent or dropped"
+    );
+    assert!(dropped >= 150, "dropped {dropped}");
+    // Whatever was sent got through: dropping is the client's, not the server's doing.
+    assert_eq!(a["succeeded"].as_u64(), Some(finished));
+    assert!(
+        stdout(&o).contains("FAILED: arm plain: the driver dropped"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("warning: arm plain: the driver dropped"),
+        "{}",
+        stderr(&o)
+    );
+}
