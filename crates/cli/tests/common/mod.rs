@@ -34,7 +34,7 @@ pub fn tempdir(name: &str) -> PathBuf {
 }
 
 /// Runs `herd bench ARGS --json - --quiet` until the driver kept to its schedule (every
-/// arm's `driver_lag_ms.max` under 20 ms), at most three times, and returns that report.
+/// arm's `driver_lag_ms.max` under 20 ms), at most five times, and returns that report.
 /// A lagging driver means the machine was too busy to offer the load as scheduled; the
 /// figures of such a run describe the machine, not the retry strategy.
 pub fn bench_on_schedule(args: &[&str]) -> serde_json::Value {
@@ -42,7 +42,7 @@ pub fn bench_on_schedule(args: &[&str]) -> serde_json::Value {
     all.extend_from_slice(args);
     all.extend_from_slice(&["--json", "-", "--quiet"]);
     let mut lags = vec![];
-    for _ in 0..3 {
+    for _ in 0..5 {
         let o = herd(&all);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
