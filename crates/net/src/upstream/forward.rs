@@ -24,7 +24,8 @@
 //! gateway; nothing waits for ever on a dead service.
 
 use super::capacity::Admission;
-use super::handler::{text, work, Reply, Shared};
+use super::handler::{text, Reply, Shared};
+use super::job::detached;
 use super::Stats;
 use herd_scenario::target::{Scheme, ARM_HEADER};
 use herd_scenario::{ServerEvent, Target, TargetOutcome};
@@ -263,7 +264,7 @@ pub(super) async fn proxied(
         tokio::time::sleep(stall).await;
         forward.send(stats, req, peer).await
     };
-    match work(shared, admitted, job).await {
+    match detached(admitted, &shared.closing, job).await {
         Some((reply, outcome)) => {
             let ok = matches!(outcome, TargetOutcome::Answered(200..=299));
             let ev = if ok {

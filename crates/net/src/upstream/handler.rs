@@ -22,11 +22,10 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use rand_pcg::Pcg64Mcg;
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// The response type of every request: herd's own answers, or a target's streamed.
@@ -49,7 +48,7 @@ pub(crate) struct Shared {
     /// Workers and their queue.
     capacity: Arc<Capacity>,
     /// Resolves (with an error) when the server shuts down; detached work stops then.
-    closing: watch::Receiver<()>,
+    pub(super) closing: watch::Receiver<()>,
     /// Proxy mode: the way to the target, or why there is none (every request that would
     /// be forwarded is then answered 502 with the reason).
     forward: Option<Result<Arc<Forward>, Arc<str>>>,
@@ -198,38 +197,6 @@ fn request_id<B>(req: &Request<B>) -> Option<u64> {
         .ok()?
         .parse()
         .ok()
-}
-
-/// Runs admitted work (`job` makes it: the model's service time, or a forward to the target) in a
-/// task of its own, so it holds its worker until done even if the client leaves and hyper
-/// drops this handler. `None` if the server shut down first.
-pub(super) async fn work<T: Send + 'static, F: Future<Output = T> + Send + 'static>(
-    shared: &Arc<Shared>,
-    admitted: Admission,
-    job: impl FnOnce() -> F + Send + 'static,
-) -> Option<T> {
-    let (done, finished) = oneshot::channel::<T>();
-    let mut closing = shared.closing.clone();
-    tokio::spawn(async move {
-        let serve = async {
-            let _worker = match admitted {
-                Admission::Now(w) => w,
-                Admission::Queued(line) => match line.await {
-                    Ok(w) => w,
-                    Err(_) => return None,
-                },
-                Admission::Shed => return None,
-            };
-            // Made only now: a sleep's deadline is fixed when it is created, and queued work
-            // starts its service time when it gets a worker.
-            Some(job().await)
-        };
-        tokio::select! {
-            _ = closing.changed() => {}
-            out = serve => if let Some(out) = out { let _ = done.send(out); },
-        }
-    });
-    finished.await.ok()
 }
 
 /// Asks the connection task for an RST; never completes (the task drops this future).

@@ -12,9 +12,14 @@
 //! before the work is done (its client left, or hyper gave up on the connection) does
 //! [`Job`]'s `Drop` move what is left into a task of its own. The common path spawns
 //! nothing, and a zero service time on a free worker does not even touch a timer.
+//!
+//! A forward to a proxy's target has no length known in advance and its answer is needed, so
+//! it goes through [`detached`] instead: the same rule (the worker is held to the end, the
+//! client's leaving changes nothing, a shutdown stops it), carried out in a task.
 
 use super::capacity::{Admission, Worker};
 use crate::precise;
+use std::future::Future;
 use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
@@ -114,4 +119,33 @@ impl Drop for Job {
             rest.run().await;
         });
     }
+}
+
+/// Runs `make`'s work on the worker `admitted` got or will get, in a task of its own, so it
+/// holds its worker until done even if the client leaves and hyper drops the handler.
+/// `None` if the request was shed or the server shut down first.
+pub(crate) async fn detached<T: Send + 'static, F: Future<Output = T> + Send + 'static>(
+    admitted: Admission,
+    closing: &watch::Receiver<()>,
+    make: impl FnOnce() -> F + Send + 'static,
+) -> Option<T> {
+    let (done, finished) = oneshot::channel::<T>();
+    let mut closing = closing.clone();
+    tokio::spawn(async move {
+        let serve = async {
+            let _worker = match admitted {
+                Admission::Now(w) => w,
+                Admission::Queued(line) => line.await.ok()?,
+                Admission::Shed => return None,
+            };
+            // Made only now: queued work starts (a stall's sleep is timed) when it gets a
+            // worker.
+            Some(make().await)
+        };
+        tokio::select! {
+            _ = closing.changed() => {}
+            out = serve => if let Some(out) = out { let _ = done.send(out); },
+        }
+    });
+    finished.await.ok()
 }
