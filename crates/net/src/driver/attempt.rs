@@ -10,7 +10,7 @@ use super::pool::{Pool, PoolError};
 use bytes::Bytes;
 use herd_retry::{Failure, Method, Outcome};
 use herd_scenario::{Unit, REQUEST_ID_HEADER};
-use http_body_util::{BodyExt, Empty};
+use http_body_util::Empty;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;
@@ -137,17 +137,12 @@ impl HttpClient {
             Ok(r) => r,
             Err(_) => return Outcome::Failed(Failure::Other),
         };
-        let (resp, lease) = match self.pool.request(req).await {
-            Ok(r) => r,
-            Err(PoolError::Connect(e)) => return Outcome::Failed(connect_failure(&e)),
-            Err(PoolError::Http(e)) => return Outcome::Failed(classify_hyper_error(&e)),
-        };
-        let outcome = Outcome::from_http(resp.status(), resp.headers(), SystemTime::now());
-        if let Err(e) = resp.into_body().collect().await {
-            return Outcome::Failed(classify_hyper_error(&e));
+        match self.pool.exchange(req).await {
+            Ok(head) => Outcome::from_http(head.status, &head.headers, SystemTime::now()),
+            Err(PoolError::Connect(e)) => Outcome::Failed(connect_failure(&e)),
+            Err(PoolError::Http(e)) => Outcome::Failed(classify_hyper_error(&e)),
+            Err(PoolError::Closed) => Outcome::Failed(Failure::Closed),
         }
-        lease.reuse();
-        outcome
     }
 }
 

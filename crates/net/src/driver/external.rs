@@ -6,14 +6,13 @@
 //! A stop ends the adapter at once ([`ExternalArm::stop`]): the answers read before it are
 //! the arm's partial result; requests the adapter still had are dropped.
 
-use super::{aggregator, arrivals, Driven, Finished, Lag, Progress};
+use super::{arrivals, Driven, Finished, Lag, Progress, Tally};
 use crate::external::{
     command_arm, Adapter, AdapterOptions, Answered, ArmCommand, ExternalArm, ExternalError,
 };
 use crate::Stop;
 use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario, Unit};
 use std::io;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::{sleep_until, Instant};
 
 /// The error as an `io::Error` that still holds it (`get_ref` and a downcast find it),
@@ -109,20 +108,19 @@ pub(super) async fn drive(
         policy,
         command,
     } = started;
-    let (tx, aggregate) = aggregator(index, progress);
+    let tally = Tally::new(index, progress);
     let mut run = Run {
         // The schedule is a pure function of the seed (or the trace), so the intended time
         // of id N is computed here once rather than kept per request in flight.
         schedule: arrivals(scenario)?.collect(),
         client,
         epoch,
-        tx,
+        tally,
         next: 0,
         lag: Lag::new(),
     };
     let complete = run.drive(arm, stop).await?;
-    drop(run.tx);
-    let (recorder, _) = aggregate.await.map_err(io::Error::other)?;
+    let (recorder, _) = run.tally.take();
     Ok(Driven {
         recorder,
         wall: epoch.elapsed(),
@@ -139,7 +137,7 @@ struct Run {
     schedule: Vec<Unit>,
     client: String,
     epoch: Instant,
-    tx: UnboundedSender<Finished>,
+    tally: Tally,
     /// The next id to send.
     next: usize,
     /// Measured when the id is written to the adapter: what the adapter does with it
@@ -230,7 +228,7 @@ impl Run {
                     self.client, a.answer.id
                 ))
             })?;
-        let _ = self.tx.send(Finished {
+        self.tally.add(&Finished {
             record: LogicalRecord {
                 intended: at,
                 latency: a.at.saturating_duration_since(self.epoch + at),

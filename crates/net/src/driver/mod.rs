@@ -5,8 +5,8 @@
 //! intended instant spawn the logical request. A logical request runs attempts through the
 //! arm's [`herd_retry::Policy`] until it succeeds or gives up; its latency runs from the
 //! *intended* send time, so a stalled upstream or a busy driver shows up as latency instead
-//! of silently thinning the load (no coordinated omission). Finished requests go through a
-//! channel into one [`Recorder`]; server counts come from the upstream itself.
+//! of silently thinning the load (no coordinated omission). Finished requests are counted in
+//! one [`Tally`] (the arm's [`Recorder`]); server counts come from the upstream itself.
 //!
 //! # Stopping early
 //!
@@ -27,26 +27,27 @@ mod lag;
 mod pace;
 pub mod peers;
 mod pool;
+mod tally;
+mod thread;
 
 pub use attempt::{Call, HttpClient};
 pub use direct::Direct;
 pub use external::{arm_command, shell_words};
 pub use lag::Lag;
 use peers::{Peer, PeerOptions};
+use tally::{Finished, Tally};
 
 use crate::upstream::{Stats, UpstreamServer};
 use crate::Stop;
 use herd_retry::{Decision, Failure, Outcome, Retrier};
 use herd_scenario::{
     ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts, TargetCounts,
-    Unit,
 };
 use rand_pcg::Pcg64Mcg;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -337,7 +338,13 @@ impl Ready {
     ) -> io::Result<Driven> {
         match self {
             Ready::Plain { exec, policy } => {
-                plain(scenario, index, exec, policy, epoch, progress, stop).await
+                let plan = Plan::of(scenario, index)?;
+                let stop = stop.clone();
+                let name = format!("herd-arm-{index}");
+                thread::on_own_thread(name, move || async move {
+                    plain(plan, exec, policy, epoch, progress, &stop).await
+                })
+                .await
             }
             Ready::Consumers(parts) => {
                 consumers::drive(scenario, index, parts, epoch, progress, stop).await
@@ -349,53 +356,73 @@ impl Ready {
     }
 }
 
-/// One logical request per arrival, each spawned as the pacing thread hands it over at
-/// its intended instant (or dropped there when the backlog is full), until the last is
+/// What a plain arm's thread needs of the scenario, taken before it starts.
+struct Plan {
+    index: usize,
+    schedule: Demand,
+    arm_seed: herd_scenario::ArmSeed,
+    method: herd_retry::Method,
+    backlog: usize,
+}
+
+impl Plan {
+    fn of(scenario: &Scenario, index: usize) -> io::Result<Plan> {
+        Ok(Plan {
+            index,
+            schedule: arrivals(scenario)?,
+            arm_seed: scenario.arm_seed(index),
+            method: scenario.load.method,
+            backlog: scenario.load.backlog,
+        })
+    }
+}
+
+/// One logical request per arrival, each spawned at its intended instant on the arm's own
+/// thread (see [`thread`]) or dropped there when the backlog is full, until the last is
 /// done or `stop` fires (then the ones in flight are aborted).
 async fn plain(
-    scenario: &Scenario,
-    index: usize,
+    plan: Plan,
     exec: Exec,
     policy: String,
     epoch: Instant,
     progress: Option<Progress>,
     stop: &Stop,
 ) -> io::Result<Driven> {
+    let Plan {
+        index,
+        schedule,
+        arm_seed,
+        method,
+        backlog,
+    } = plan;
     let exec = Arc::new(exec);
-    let arm_seed = scenario.arm_seed(index);
-    let method = scenario.load.method;
-    let (tx, aggregate) = aggregator(index, progress);
-    let backlog = pace::Backlog::new(scenario.load.backlog);
-    let schedule = arrivals(scenario)?.map(move |u| (u.at, Call::of(&u, method)));
-    let mut due = pace::start(epoch.into_std(), schedule, backlog.clone())?;
+    let tally = Tally::new(index, progress);
+    let backlog = pace::Backlog::new(backlog);
+    let mut pacer = pace::Pacer::new()?;
+    let start = epoch.into_std();
     // The requests in flight, so a stop can abort them; finished ones are reaped as we go.
     let mut in_flight = JoinSet::new();
     let mut complete = true;
-    loop {
-        let d = tokio::select! {
+    for (i, unit) in (0u64..).zip(schedule) {
+        tokio::select! {
             biased;
             () = stop.requested() => {
                 complete = false;
                 break;
             }
-            d = due.recv() => match d {
-                Some(d) => d,
-                None => break,
-            },
-        };
+            r = pacer.until(start + unit.at) => r?,
+        }
         while in_flight.try_join_next().is_some() {}
+        let Some(place) = backlog.admit() else {
+            continue;
+        };
         let exec = exec.clone();
-        let tx = tx.clone();
-        let rng = arm_seed.request(d.index);
+        let tally = tally.clone();
+        let rng = arm_seed.request(i);
+        let call = Call::of(&unit, method);
+        let at = unit.at;
         in_flight.spawn(async move {
-            let pace::Due {
-                index: i,
-                at,
-                item: call,
-                place,
-            } = d;
             let intended = epoch + at;
-            pace::on_time(intended).await;
             let mut sent = None;
             let (ok, attempts) = match &*exec {
                 Exec::Replica { client, retrier } => {
@@ -407,7 +434,7 @@ async fn plain(
                 }
             };
             drop(place);
-            let _ = tx.send(Finished {
+            tally.add(&Finished {
                 record: LogicalRecord {
                     intended: at,
                     latency: intended.elapsed(),
@@ -418,8 +445,6 @@ async fn plain(
             });
         });
     }
-    // Ends the pacing thread (a stop leaves arrivals unsent).
-    drop(due);
     if complete {
         tokio::select! {
             biased;
@@ -427,10 +452,9 @@ async fn plain(
             () = async { while in_flight.join_next().await.is_some() {} } => {}
         }
     }
-    // Aborts whatever a stop left in flight; their senders go with them.
+    // Aborts whatever a stop left in flight.
     in_flight.shutdown().await;
-    drop(tx);
-    let (recorder, lag) = aggregate.await.map_err(io::Error::other)?;
+    let (recorder, lag) = tally.take();
     Ok(Driven {
         recorder,
         wall: epoch.elapsed(),
@@ -444,41 +468,8 @@ async fn plain(
 
 /// The scenario's arrival schedule: the same for every arm and every kind of client
 /// (generated from the seed, or streamed from a trace with each request's method and path).
-fn arrivals(scenario: &Scenario) -> io::Result<impl Iterator<Item = Unit>> {
+fn arrivals(scenario: &Scenario) -> io::Result<Demand> {
     Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))
-}
-
-/// A finished logical request, and how late it left (if the driver saw it leave).
-struct Finished {
-    record: LogicalRecord,
-    lag: Option<Duration>,
-}
-
-/// The one place finished logical requests go: a channel into the arm's [`Recorder`] and
-/// its [`Lag`].
-fn aggregator(
-    index: usize,
-    progress: Option<Progress>,
-) -> (
-    mpsc::UnboundedSender<Finished>,
-    tokio::task::JoinHandle<(Recorder, Lag)>,
-) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Finished>();
-    let handle = tokio::spawn(async move {
-        let mut rec = Recorder::new();
-        let mut lag = Lag::new();
-        while let Some(f) = rx.recv().await {
-            rec.record(&f.record);
-            if let Some(l) = f.lag {
-                lag.record(l);
-            }
-            if let Some(p) = &progress {
-                p.done(index, rec.len(), rec.failed());
-            }
-        }
-        (rec, lag)
-    });
-    (tx, handle)
 }
 
 /// One logical request, `call`: attempts until the arm's [`Retrier`] says stop (which

@@ -1,32 +1,24 @@
-//! Arrivals on time, on a thread of their own, within a bounded backlog.
+//! Arrivals on time, on the arm's own thread, within a bounded backlog.
 //!
 //! tokio's timer wheel has a 1 ms resolution, so an arrival slept for on it leaves up to a
 //! millisecond late, and every latency herd reports carried that error. A pacing thread
-//! does better: it sleeps on the OS timer (which wakes within the kernel's timer slack,
-//! ~50 µs) and hands the arrival to the runtime on a channel [`HANDOFF`] early; the
-//! request's task then yields on the runtime until its instant ([`on_time`]). Handing over
-//! early keeps a runtime thread awake through the instant: waking a parked one costs tens
-//! of microseconds more, which at a low rate would land in every latency. That short spin
-//! only follows a long sleep: when arrivals come closer together than [`HANDOFF`] (several
-//! thousand a second and up), the thread sleeps each gap and hands over when due, so a
-//! fast schedule does not burn a core the target and the client need; arrivals then leave
-//! within the timer slack, still far below a millisecond.
+//! that slept on the OS timer and handed arrivals to the runtime fixed the precision but
+//! cost two thread wake-ups per arrival (the pacer's, then a runtime worker's), which at
+//! tens of thousands of arrivals a second was most of the driver's CPU. Here the arm's
+//! driving thread paces itself: a [`Pacer`] is a Linux timerfd armed for the next arrival
+//! and registered with the thread's own event loop, so the thread sleeps in one place
+//! (`epoll_wait`) and wakes for whichever comes first, an answer on a socket or the next
+//! instant. With the thread's timer slack at 1 µs the wake-up is within microseconds of
+//! the instant; under load the thread is rarely asleep at all and the arrivals that came
+//! due meanwhile leave together.
 //!
-//! The same thread enforces the [`Backlog`]: an arrival that finds it full is dropped
-//! there and counted, unsent, so a target that cannot keep up never grows the driver's
-//! memory without limit. Latency still runs from each request's intended instant, so a
-//! driver that falls behind shows as latency and lag, not as a thinner load.
+//! The same loop enforces the [`Backlog`]: an arrival that finds it full is dropped unsent
+//! and counted, so a target that cannot keep up never grows the driver's memory without
+//! limit. Latency still runs from each request's intended instant, so a driver that falls
+//! behind shows as latency and lag, not as a thinner load.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
-
-/// How long before its instant the pacing thread hands a far-apart arrival over.
-pub(super) const HANDOFF: Duration = Duration::from_micros(300);
-
-/// The longest single sleep, so the thread notices soon that its arm has stopped.
-const NAP: Duration = Duration::from_millis(20);
 
 /// The cap on one arm's logical requests in flight or waiting, and what it turned away.
 #[derive(Debug)]
@@ -79,93 +71,107 @@ impl Drop for Place {
     }
 }
 
-/// An arrival that is due now.
-#[derive(Debug)]
-pub(super) struct Due<T> {
-    /// Its index in the schedule (the logical request's id).
-    pub index: u64,
-    /// Its intended instant, from the epoch.
-    pub at: Duration,
-    /// What the schedule said about it besides its instant (a request's method and path).
-    pub item: T,
-    /// Its place in the backlog.
-    pub place: Place,
-}
+pub(super) use timer::Pacer;
 
-/// Starts the pacing thread for `schedule` (instants from `epoch`). Each arrival comes out
-/// of the returned channel at its instant, or is dropped when `backlog` is full. The
-/// channel closes after the last arrival; dropping the receiver ends the thread within
-/// [`NAP`].
-pub(super) fn start<T: Send + 'static>(
-    epoch: Instant,
-    schedule: impl Iterator<Item = (Duration, T)> + Send + 'static,
-    backlog: Arc<Backlog>,
-) -> std::io::Result<mpsc::UnboundedReceiver<Due<T>>> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::Builder::new()
-        .name("herd-pace".into())
-        .spawn(move || pace(epoch, schedule, &backlog, &tx))?;
-    Ok(rx)
-}
+#[cfg(target_os = "linux")]
+mod timer {
+    use rustix::fd::OwnedFd;
+    use rustix::time::{
+        timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags,
+        TimerfdTimerFlags, Timespec,
+    };
+    use std::io;
+    use std::time::Instant;
+    use tokio::io::unix::AsyncFd;
 
-fn pace<T>(
-    epoch: Instant,
-    schedule: impl Iterator<Item = (Duration, T)>,
-    backlog: &Arc<Backlog>,
-    tx: &mpsc::UnboundedSender<Due<T>>,
-) {
-    for (index, (at, item)) in schedule.enumerate() {
-        if !wait_until(epoch + at, tx) {
-            return;
+    /// Waits for instants on the calling thread's event loop, to within microseconds.
+    pub(in super::super) struct Pacer {
+        fd: AsyncFd<OwnedFd>,
+    }
+
+    impl Pacer {
+        /// A timer on the current runtime; the thread's timer slack goes down to 1 µs
+        /// (the default 50 µs would be most of a loopback round trip).
+        pub fn new() -> io::Result<Pacer> {
+            if let Err(e) =
+                rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1_000))
+            {
+                tracing::debug!("cannot set the driving thread's timer slack: {e}");
+            }
+            let fd = timerfd_create(
+                TimerfdClockId::Monotonic,
+                TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+            )?;
+            // `AsyncFd::new` is deprecated because a registered descriptor that its owner
+            // closed or replaced would confuse the event loop; an `OwnedFd` moved into the
+            // `AsyncFd` is closed only when the `AsyncFd` is dropped, after deregistering
+            // (and the safe replacement, `register`, is `unsafe`, which herd forbids).
+            #[allow(deprecated)]
+            let fd = AsyncFd::new(fd)?;
+            Ok(Pacer { fd })
         }
-        if let Some(place) = backlog.admit() {
-            let due = Due {
-                index: index as u64,
-                at,
-                item,
-                place,
+
+        /// Returns at `at` or just after; at once when it has passed.
+        pub async fn until(&mut self, at: Instant) -> io::Result<()> {
+            let now = Instant::now();
+            if at <= now {
+                return Ok(());
+            }
+            let wait = at - now;
+            let spec = Itimerspec {
+                it_interval: Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                },
+                it_value: Timespec {
+                    tv_sec: i64::try_from(wait.as_secs()).unwrap_or(i64::MAX),
+                    tv_nsec: i64::from(wait.subsec_nanos()).max(1),
+                },
             };
-            if tx.send(due).is_err() {
-                return;
+            timerfd_settime(self.fd.get_ref(), TimerfdTimerFlags::empty(), &spec)?;
+            loop {
+                let mut ready = self.fd.readable().await?;
+                let mut expirations = [0u8; 8];
+                match ready.try_io(|fd| {
+                    rustix::io::read(fd.get_ref(), &mut expirations).map_err(io::Error::from)
+                }) {
+                    Ok(Ok(_)) => return Ok(()),
+                    Ok(Err(e)) => return Err(e),
+                    Err(_would_block) => {
+                        if Instant::now() >= at {
+                            return Ok(());
+                        }
+                    }
+                }
             }
         }
     }
 }
 
-/// Waits until `due` is [`HANDOFF`] away, or, when it is already that close, sleeps the
-/// gap. False: the receiver is gone.
-fn wait_until<T>(due: Instant, tx: &mpsc::UnboundedSender<T>) -> bool {
-    let now = Instant::now();
-    if due <= now {
-        return !tx.is_closed();
-    }
-    if due - now <= HANDOFF {
-        std::thread::sleep(due - now);
-        return !tx.is_closed();
-    }
-    loop {
-        if tx.is_closed() {
-            return false;
-        }
-        let now = Instant::now();
-        if due <= now + HANDOFF {
-            return true;
-        }
-        std::thread::sleep((due - now - HANDOFF).min(NAP));
-    }
-}
+#[cfg(not(target_os = "linux"))]
+mod timer {
+    use std::io;
+    use std::time::Instant;
 
-/// Yields on the runtime until `intended` (a request handed over early, at most
-/// [`HANDOFF`]): the thread stays awake and sends on the instant.
-pub(super) async fn on_time(intended: tokio::time::Instant) {
-    while tokio::time::Instant::now() < intended {
-        tokio::task::yield_now().await;
+    /// Waits for instants on tokio's timer (a millisecond's resolution: no timerfd here).
+    pub(in super::super) struct Pacer;
+
+    impl Pacer {
+        pub fn new() -> io::Result<Pacer> {
+            Ok(Pacer)
+        }
+
+        pub async fn until(&mut self, at: Instant) -> io::Result<()> {
+            tokio::time::sleep_until(at.into()).await;
+            Ok(())
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn a_full_backlog_drops_and_counts() {
@@ -180,46 +186,19 @@ mod tests {
     }
 
     /// How close to on time is a benchmark (`scripts/side-by-side`), not a test: a busy
-    /// CI machine delays any thread. What holds everywhere: never more than [`HANDOFF`]
-    /// early (and then [`on_time`] waits), all in order.
+    /// CI machine delays any thread. What holds everywhere: never early, and a past
+    /// instant returns at once.
     #[tokio::test]
-    async fn arrivals_come_in_order_and_never_too_early() {
-        let epoch = Instant::now() + Duration::from_millis(2);
-        let schedule = (0..50u64).map(|i| Duration::from_micros(i * 700));
-        let mut rx = start(epoch, schedule.map(|d| (d, ())), Backlog::new(100)).expect("thread");
-        let mut seen = vec![];
-        while let Some(d) = rx.recv().await {
-            assert!(
-                Instant::now() + HANDOFF >= epoch + d.at,
-                "arrival {} came too early",
-                d.index
-            );
-            let intended = tokio::time::Instant::from_std(epoch + d.at);
-            on_time(intended).await;
-            assert!(tokio::time::Instant::now() >= intended);
-            seen.push(d.index);
+    async fn never_early() {
+        let mut p = Pacer::new().expect("timer");
+        let start = Instant::now();
+        for i in 1..=50u64 {
+            let at = start + Duration::from_micros(i * 700);
+            p.until(at).await.expect("wait");
+            assert!(Instant::now() >= at, "instant {i} came too early");
         }
-        assert_eq!(seen, (0..50).collect::<Vec<_>>());
-    }
-
-    #[tokio::test]
-    async fn a_dropped_receiver_ends_the_thread_and_frees_its_places() {
-        let backlog = Backlog::new(10);
-        let epoch = Instant::now();
-        let schedule = (0..5u64).map(|i| Duration::from_secs(i * 3600));
-        let mut rx = start(epoch, schedule.map(|d| (d, ())), backlog.clone()).expect("thread");
-        let first = rx.recv().await.expect("the first arrival is due at once");
-        drop(first);
-        drop(rx);
-        // The thread notices within a nap and drops its handle on the backlog.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Arc::strong_count(&backlog) > 1 {
-            assert!(
-                Instant::now() < deadline,
-                "the pacing thread outlived its arm"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        assert_eq!(backlog.live.load(Ordering::Relaxed), 0);
+        let before = Instant::now();
+        p.until(start).await.expect("wait");
+        assert!(before.elapsed() < Duration::from_secs(1));
     }
 }

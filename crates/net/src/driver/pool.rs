@@ -1,28 +1,74 @@
 //! The driver's connection pool: HTTP/1.1 connections to one origin, reused last-in
-//! first-out, nothing else.
+//! first-out, each driven by the request that holds it.
 //!
 //! hyper-util's general pool (keyed by host, with expiry, waiters and a background
 //! reaper) cost more CPU per request than the server herd measures against, and a load
-//! tool's overhead must stay far below what it measures: at tens of thousands of requests
-//! a second on two cores it was the driver, not the target, that fell behind. This pool
-//! does the least a load tool needs, as oha and wrk do: one origin, a stack of idle
-//! connections, a new one when none is idle. It never re-sends a request on its own (a
-//! request on a connection that turns out to be dead fails, and the retry policy under
-//! test decides). How many connections are busy at once is capped by the caller's
-//! semaphore ([`super::HttpClient`]), so the stack never holds more than that cap.
+//! tool's overhead must stay far below what it measures. This pool does the least a load
+//! tool needs, as wrk and oha do: one origin, a stack of idle connections, a new one when
+//! none is idle. It never re-sends a request on its own (a request on a connection that
+//! turns out to be dead fails, and the retry policy under test decides). How many
+//! connections are busy at once is capped by the caller's semaphore
+//! ([`super::HttpClient`]), so the stack never holds more than that cap.
+//!
+//! A hyper connection is a future that does the reading and writing. The usual way runs
+//! it as a task of its own, and then every request crosses tasks four times (the request
+//! in, the response head out, the body's want and its data), each a wake-up; at tens of
+//! thousands of requests a second those wake-ups were a large part of the driver's CPU.
+//! Here the request that holds a connection polls it itself, in the same task, so a
+//! request is one task woken by its own socket. A connection nobody holds is polled by
+//! nobody: a close by the server is noticed when the connection is next taken (one poll
+//! sees the end of the stream), as a background task would have.
 
 use bytes::Bytes;
 use http::header::HOST;
-use http::{HeaderValue, Request, Response};
-use http_body_util::Empty;
-use hyper::body::Incoming;
-use hyper::client::conn::http1::{self, SendRequest};
+use http::{HeaderValue, Request};
+use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1::{self, Connection, SendRequest};
 use hyper_util::rt::TokioIo;
+use std::future::{poll_fn, Future};
 use std::io;
+use std::pin::{pin, Pin};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use tokio::net::TcpStream;
 
-type Conn = SendRequest<Empty<Bytes>>;
+/// One connection: the handle requests go in by, and the future that moves their bytes.
+struct Link {
+    send: SendRequest<Empty<Bytes>>,
+    conn: Pin<Box<Connection<TokioIo<TcpStream>, Empty<Bytes>>>>,
+    /// The connection future has finished (closed by either side, or failed).
+    ended: bool,
+}
+
+impl Link {
+    /// Lets the connection do what it can now; false once it has ended.
+    fn drive(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.ended && self.conn.as_mut().poll(cx).is_ready() {
+            self.ended = true;
+        }
+        !self.ended
+    }
+
+    /// Waits for `fut` (a request's or its body's), driving the connection meanwhile.
+    /// `None`: the connection ended and `fut` cannot finish.
+    async fn with<F: Future + Unpin>(&mut self, mut fut: F) -> Option<F::Output> {
+        poll_fn(|cx| {
+            let alive = self.drive(cx);
+            match Pin::new(&mut fut).poll(cx) {
+                Poll::Ready(v) => Poll::Ready(Some(v)),
+                Poll::Pending if alive => Poll::Pending,
+                Poll::Pending => Poll::Ready(None),
+            }
+        })
+        .await
+    }
+
+    /// Whether the connection can take a request now, after noticing a close that came
+    /// while it was idle (one poll, which at most leaves a spurious wake-up behind).
+    async fn usable(&mut self) -> bool {
+        poll_fn(|cx| Poll::Ready(self.drive(cx) && self.send.is_ready())).await
+    }
+}
 
 /// Why a request got no response.
 #[derive(Debug)]
@@ -31,32 +77,21 @@ pub(super) enum PoolError {
     Connect(io::Error),
     /// The connection failed the request.
     Http(hyper::Error),
+    /// The connection ended with the request unanswered, and hyper gave no error for it.
+    Closed,
 }
 
 /// Idle connections to one origin.
-#[derive(Debug)]
 pub(super) struct Pool {
     /// `host:port`, to connect to.
     addr: String,
     host: HeaderValue,
-    idle: Mutex<Vec<Conn>>,
+    idle: Mutex<Vec<Link>>,
 }
 
-/// A connection out of the pool for one request; back into it on [`Lease::reuse`] once
-/// the response has been read whole, or closed when dropped before.
-pub(super) struct Lease {
-    conn: Option<Conn>,
-    pool: Arc<Pool>,
-}
-
-impl Lease {
-    /// The response was read whole: the connection can serve another request.
-    pub fn reuse(mut self) {
-        if let Some(c) = self.conn.take() {
-            if !c.is_closed() {
-                self.pool.put(c);
-            }
-        }
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").field("addr", &self.addr).finish()
     }
 }
 
@@ -77,47 +112,51 @@ impl Pool {
         }))
     }
 
-    fn put(&self, c: Conn) {
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Link>> {
         self.idle
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(c);
-    }
-
-    fn take(&self) -> Option<Conn> {
-        self.idle
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .pop()
     }
 
     /// Sends `req` (its URI absolute or origin-form) on an idle connection or a new one,
-    /// and returns the response head with the connection's lease.
-    pub async fn request(
-        self: &Arc<Self>,
+    /// reads the response whole (its body is discarded) and returns its head. The
+    /// connection goes back to the pool only when the exchange completed; a request
+    /// dropped midway (its timeout) closes it.
+    pub async fn exchange(
+        &self,
         mut req: Request<Empty<Bytes>>,
-    ) -> Result<(Response<Incoming>, Lease), PoolError> {
+    ) -> Result<http::response::Parts, PoolError> {
         origin_form(&mut req, &self.host);
-        let mut conn = self.checkout().await?;
-        let sent = conn.send_request(req).await;
-        let lease = Lease {
-            conn: Some(conn),
-            pool: self.clone(),
+        let mut link = self.checkout().await?;
+        let sent = link.send.send_request(req);
+        let resp = match link.with(pin!(sent)).await {
+            Some(r) => r.map_err(PoolError::Http)?,
+            None => return Err(PoolError::Closed),
         };
-        sent.map(|r| (r, lease)).map_err(PoolError::Http)
+        let (head, body) = resp.into_parts();
+        match link.with(pin!(body.collect())).await {
+            Some(r) => r.map_err(PoolError::Http)?,
+            None => return Err(PoolError::Closed),
+        };
+        if link.usable().await {
+            self.idle().push(link);
+        }
+        Ok(head)
     }
 
-    /// An idle connection that is ready, or a new one.
-    async fn checkout(&self) -> Result<Conn, PoolError> {
-        while let Some(mut c) = self.take() {
-            if c.is_ready() || c.ready().await.is_ok() {
-                return Ok(c);
+    /// An idle connection that can take a request, or a new one.
+    async fn checkout(&self) -> Result<Link, PoolError> {
+        loop {
+            let Some(mut link) = self.idle().pop() else {
+                return self.connect().await;
+            };
+            if link.usable().await {
+                return Ok(link);
             }
         }
-        self.connect().await
     }
 
-    async fn connect(&self) -> Result<Conn, PoolError> {
+    async fn connect(&self) -> Result<Link, PoolError> {
         let stream = TcpStream::connect(&self.addr)
             .await
             .map_err(PoolError::Connect)?;
@@ -125,11 +164,20 @@ impl Pool {
         let (send, conn) = http1::handshake(TokioIo::new(stream))
             .await
             .map_err(PoolError::Http)?;
-        tokio::spawn(async move {
-            // The connection's end (closed by either side) is seen by its requests.
-            let _ = conn.await;
-        });
-        Ok(send)
+        let mut link = Link {
+            send,
+            conn: Box::pin(conn),
+            ended: false,
+        };
+        // The handle is ready once the connection has been polled.
+        poll_fn(|cx| {
+            if !link.drive(cx) {
+                return Poll::Ready(Err(PoolError::Closed));
+            }
+            link.send.poll_ready(cx).map_err(PoolError::Http)
+        })
+        .await?;
+        Ok(link)
     }
 }
 
