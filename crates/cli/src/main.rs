@@ -15,13 +15,6 @@ mod stop;
 use clap::Parser;
 use std::process::ExitCode;
 
-/// mimalloc, not the system's malloc: the driver allocates per request (a task, a request,
-/// its headers) on one runtime thread and often frees on the other, where glibc's malloc
-/// spent a tenth of the driver's CPU at tens of thousands of requests a second
-/// (BENCHMARKS.md, "The driver at 50,000 req/s").
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     tracing_subscriber::fmt()

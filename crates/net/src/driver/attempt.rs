@@ -81,6 +81,16 @@ impl HttpClient {
         })
     }
 
+    /// The same client (its cap on connections in use, its timeout) with a pool of its
+    /// own, for another driving thread: a connection is served by the thread that opened
+    /// it, so no answer has to cross threads.
+    pub(super) fn with_own_pool(&self) -> std::io::Result<Self> {
+        Ok(HttpClient {
+            pool: Pool::new(&self.uri)?,
+            ..self.clone()
+        })
+    }
+
     /// The client's per-attempt timeout (from the scenario).
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout

@@ -26,6 +26,7 @@ mod external;
 mod lag;
 mod pace;
 pub mod peers;
+mod plain;
 mod pool;
 mod tally;
 mod thread;
@@ -40,15 +41,12 @@ use tally::{Finished, Tally};
 use crate::upstream::{Stats, UpstreamServer};
 use crate::Stop;
 use herd_retry::{Decision, Failure, Outcome, Retrier};
-use herd_scenario::{
-    ArmClient, ArmReport, Demand, LogicalRecord, Recorder, Scenario, ServerCounts, TargetCounts,
-};
+use herd_scenario::{ArmClient, ArmReport, Demand, Recorder, Scenario, ServerCounts, TargetCounts};
 use rand_pcg::Pcg64Mcg;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 /// What one arm's run produced.
@@ -338,13 +336,7 @@ impl Ready {
     ) -> io::Result<Driven> {
         match self {
             Ready::Plain { exec, policy } => {
-                let plan = Plan::of(scenario, index)?;
-                let stop = stop.clone();
-                let name = format!("herd-arm-{index}");
-                thread::on_own_thread(name, move || async move {
-                    plain(plan, exec, policy, epoch, progress, &stop).await
-                })
-                .await
+                plain::drive(scenario, index, exec, policy, epoch, progress, stop).await
             }
             Ready::Consumers(parts) => {
                 consumers::drive(scenario, index, parts, epoch, progress, stop).await
@@ -354,116 +346,6 @@ impl Ready {
             }
         }
     }
-}
-
-/// What a plain arm's thread needs of the scenario, taken before it starts.
-struct Plan {
-    index: usize,
-    schedule: Demand,
-    arm_seed: herd_scenario::ArmSeed,
-    method: herd_retry::Method,
-    backlog: usize,
-}
-
-impl Plan {
-    fn of(scenario: &Scenario, index: usize) -> io::Result<Plan> {
-        Ok(Plan {
-            index,
-            schedule: arrivals(scenario)?,
-            arm_seed: scenario.arm_seed(index),
-            method: scenario.load.method,
-            backlog: scenario.load.backlog,
-        })
-    }
-}
-
-/// One logical request per arrival, each spawned at its intended instant on the arm's own
-/// thread (see [`thread`]) or dropped there when the backlog is full, until the last is
-/// done or `stop` fires (then the ones in flight are aborted).
-async fn plain(
-    plan: Plan,
-    exec: Exec,
-    policy: String,
-    epoch: Instant,
-    progress: Option<Progress>,
-    stop: &Stop,
-) -> io::Result<Driven> {
-    let Plan {
-        index,
-        schedule,
-        arm_seed,
-        method,
-        backlog,
-    } = plan;
-    let exec = Arc::new(exec);
-    let tally = Tally::new(index, progress);
-    let backlog = pace::Backlog::new(backlog);
-    let mut pacer = pace::Pacer::new()?;
-    let start = epoch.into_std();
-    // The requests in flight, so a stop can abort them; finished ones are reaped as we go.
-    let mut in_flight = JoinSet::new();
-    let mut complete = true;
-    for (i, unit) in (0u64..).zip(schedule) {
-        tokio::select! {
-            biased;
-            () = stop.requested() => {
-                complete = false;
-                break;
-            }
-            r = pacer.until(start + unit.at) => r?,
-        }
-        while in_flight.try_join_next().is_some() {}
-        let Some(place) = backlog.admit() else {
-            continue;
-        };
-        let exec = exec.clone();
-        let tally = tally.clone();
-        let rng = arm_seed.request(i);
-        let call = Call::of(&unit, method);
-        let at = unit.at;
-        in_flight.spawn(async move {
-            let intended = epoch + at;
-            let mut sent = None;
-            let (ok, attempts) = match &*exec {
-                Exec::Replica { client, retrier } => {
-                    logical(client, retrier, epoch, &call, i, rng, &mut sent).await
-                }
-                Exec::Peer(p) => {
-                    sent = Some(Instant::now());
-                    p.call(i, &call).await
-                }
-            };
-            drop(place);
-            tally.add(&Finished {
-                record: LogicalRecord {
-                    intended: at,
-                    latency: intended.elapsed(),
-                    ok,
-                    attempts,
-                },
-                lag: sent.map(|s| s.saturating_duration_since(intended)),
-            });
-        });
-    }
-    if complete {
-        tokio::select! {
-            biased;
-            () = stop.requested() => complete = false,
-            () = async { while in_flight.join_next().await.is_some() {} } => {}
-        }
-    }
-    // Aborts whatever a stop left in flight.
-    in_flight.shutdown().await;
-    let (recorder, lag) = tally.take();
-    Ok(Driven {
-        recorder,
-        wall: epoch.elapsed(),
-        lag,
-        dropped: backlog.dropped(),
-        policy,
-        complete,
-        command: None,
-    })
 }
 
 /// The scenario's arrival schedule: the same for every arm and every kind of client

@@ -8,9 +8,9 @@
 //! driving thread paces itself: a [`Pacer`] is a Linux timerfd armed for the next arrival
 //! and registered with the thread's own event loop, so the thread sleeps in one place
 //! (`epoll_wait`) and wakes for whichever comes first, an answer on a socket or the next
-//! instant. With the thread's timer slack at 1 µs the wake-up is within microseconds of
-//! the instant; under load the thread is rarely asleep at all and the arrivals that came
-//! due meanwhile leave together.
+//! instant, with the thread's timer slack at 1 µs. Under load the thread is rarely asleep
+//! and the arrivals that came due meanwhile leave together; at a slow schedule it wakes a
+//! little early and spins to the instant ([`SPIN`]).
 //!
 //! The same loop enforces the [`Backlog`]: an arrival that finds it full is dropped unsent
 //! and counted, so a target that cannot keep up never grows the driver's memory without
@@ -73,6 +73,18 @@ impl Drop for Place {
 
 pub(super) use timer::Pacer;
 
+/// An arrival this far off or more is slept for until [`SPIN`] before it, and the rest is
+/// spun (yielding on the runtime): a thread woken from an idle CPU starts tens to hundreds
+/// of microseconds late on a virtual machine, which would land in every latency of a slow
+/// schedule. Closer arrivals are slept for to the instant: the thread is busy then, and a
+/// spin between them would take a core from the target.
+const LONG: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// How long before a far-off arrival the thread wakes and starts spinning. Spinning costs
+/// at most this per arrival, and only below 1,000 arrivals a second ([`LONG`]): at most a
+/// fifth of a core.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+
 #[cfg(target_os = "linux")]
 mod timer {
     use rustix::fd::OwnedFd;
@@ -111,8 +123,24 @@ mod timer {
             Ok(Pacer { fd })
         }
 
-        /// Returns at `at` or just after; at once when it has passed.
+        /// Returns at `at` or just after; at once when it has passed. A long wait ends
+        /// with a short spin (see [`SPIN`](super::SPIN)).
         pub async fn until(&mut self, at: Instant) -> io::Result<()> {
+            let now = Instant::now();
+            if at <= now {
+                return Ok(());
+            }
+            if at - now < super::LONG {
+                return self.sleep_until(at).await;
+            }
+            self.sleep_until(at - super::SPIN).await?;
+            while Instant::now() < at {
+                tokio::task::yield_now().await;
+            }
+            Ok(())
+        }
+
+        async fn sleep_until(&mut self, at: Instant) -> io::Result<()> {
             let now = Instant::now();
             if at <= now {
                 return Ok(());

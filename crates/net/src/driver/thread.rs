@@ -12,13 +12,13 @@
 use std::future::Future;
 use std::io;
 
-/// Runs the future `make` returns on a new thread named `name` with a single-threaded
-/// runtime of its own, and returns its output. The future is made on that thread, so it
-/// need not be `Send`; what `make` captures must be.
-pub(super) async fn on_own_thread<T, F>(
+/// Starts the future `make` returns on a new thread named `name` with a single-threaded
+/// runtime of its own; the returned future is its output. The future is made on that
+/// thread, so it need not be `Send`; what `make` captures must be.
+pub(super) fn on_own_thread<T, F>(
     name: String,
     make: impl FnOnce() -> F + Send + 'static,
-) -> io::Result<T>
+) -> io::Result<impl Future<Output = io::Result<T>>>
 where
     T: Send + 'static,
     F: Future<Output = io::Result<T>>,
@@ -31,6 +31,8 @@ where
             .and_then(|rt| rt.block_on(make()));
         let _ = tx.send(result);
     })?;
-    rx.await
-        .map_err(|_| io::Error::other("an arm's driving thread ended without a result"))?
+    Ok(async move {
+        rx.await
+            .map_err(|_| io::Error::other("an arm's driving thread ended without a result"))?
+    })
 }
