@@ -160,3 +160,41 @@ fn a_full_backlog_drops_counts_and_fails_the_run() {
         stderr(&o)
     );
 }
+
+/// Above 20,000 req/s an arm is split over lanes (threads of their own, each with every
+/// n-th arrival and its own connections): every arrival is still sent once, the lanes'
+/// attempts add up to what the server saw, and retries still come from one retrier.
+#[test]
+fn an_arm_over_lanes_sends_every_arrival_once() {
+    let fast = r#"
+name = "lanes"
+seed = 9
+[load]
+requests = 6000
+rate = 30000
+arrival = "constant"
+[client]
+pool_max_connections = 64
+[upstream]
+error_rate = 0.1
+service_time = { dist = "constant", ms = 0 }
+[[arms]]
+id = "undici"
+policy = "undici"
+base_ms = 5
+"#;
+    let file = scenario_file("driver-lanes", fast);
+    let o = herd(&["bench", &file, "--json", "-", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    let a = arm(&v, "undici");
+    assert_eq!(a["driver_dropped"], 0);
+    assert_eq!(a["logical_requests"], 6000);
+    assert_eq!(a["server_requests"], a["client_attempts"]);
+    let attempts = a["client_attempts"].as_u64().unwrap();
+    assert!(
+        attempts > 6300,
+        "a 10% error rate must cost retries: {attempts}"
+    );
+    assert!(a["succeeded"].as_u64().unwrap() >= 5990, "{a}");
+}
