@@ -248,3 +248,36 @@ fn bad_server_flags_are_one_sentence_and_help_says_who_may_read_stats() {
         assert!(help.contains(part), "{part} in:\n{help}");
     }
 }
+
+#[test]
+fn a_bench_out_of_descriptors_fails_cleanly_in_a_sentence() {
+    let dir = tempdir("bench-fd-limit");
+    let json = dir.join("r.json");
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -n 40 && exec \"$0\" \"$@\"",
+            env!("CARGO_BIN_EXE_herd"),
+            "bench",
+            "seed-quick",
+            "--quiet",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .output()
+        .expect("herd runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!json.exists(), "no report from a failed run");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("herd: arm ") && l.contains("out of file descriptors")),
+        "{err}"
+    );
+    assert!(err.contains("40 open at once"), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("overflow"),
+        "{err}"
+    );
+    assert!(err.lines().count() <= 6, "a sentence, not a wall:\n{err}");
+}

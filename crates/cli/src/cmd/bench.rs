@@ -175,7 +175,14 @@ pub(super) async fn run_rounds(
                 Err(e) if stop.is_requested() => {
                     eprintln!("herd: arm {}: {e} (while stopping; left out)", s.arms[i].id);
                 }
-                Err(e) => return Err(e).with_context(|| format!("arm {}", s.arms[i].id)),
+                // Out of descriptors: the sentence with the limit and how to raise it.
+                Err(e) => {
+                    let id = &s.arms[i].id;
+                    return Err(match herd_net::fd_limit::exhausted(&e) {
+                        Some(sentence) => anyhow::anyhow!("arm {id}: {sentence}"),
+                        None => anyhow::Error::new(e).context(format!("arm {id}")),
+                    });
+                }
             }
         }
     }

@@ -30,6 +30,10 @@ pub(crate) struct Job {
     stage: Option<Stage>,
     /// Resolves (with an error) when the server shuts down; work stops then.
     closing: watch::Receiver<()>,
+    /// Dropped unfinished, the rest goes on in a task of its own; false for that task's
+    /// own job, which a runtime shutting down may drop (re-spawning it there would spawn
+    /// without end: a closed runtime drops every new task at once).
+    carry_on: bool,
 }
 
 enum Stage {
@@ -61,6 +65,7 @@ impl Job {
         Job {
             stage,
             closing: closing.clone(),
+            carry_on: true,
         }
     }
 
@@ -107,6 +112,9 @@ impl Drop for Job {
         let Some(stage) = self.stage.take() else {
             return;
         };
+        if !self.carry_on {
+            return;
+        }
         // Outside a runtime (it is going away), the worker is simply freed.
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
@@ -114,6 +122,7 @@ impl Drop for Job {
         let mut rest = Job {
             stage: Some(stage),
             closing: self.closing.clone(),
+            carry_on: false,
         };
         rt.spawn(async move {
             rest.run().await;
