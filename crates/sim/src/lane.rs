@@ -4,9 +4,23 @@
 //! takes it, and events are created in time order, so their due times come out already
 //! sorted: a `VecDeque` is a perfect priority queue for them. Most of the simulator's
 //! events go through a lane and never touch the [`crate::queue::CalendarQueue`].
+//!
+//! # Cancelling
+//!
+//! Most timers are never needed: an attempt is answered in milliseconds, long before its
+//! 10 s timeout. Left in the lane, each such timer is popped as an event, only to be found
+//! stale, and with a million of them pending the lane's front is a cache miss on every
+//! pop. So a push returns a [`Ticket`], and [`Lane::cancel`] blanks the entry in place (it
+//! was written moments ago, so it is still in cache); the lane steps over blank entries
+//! when its front moves, and the schedule never sees them. Entries that are not cancelled
+//! keep their `(time, seq)`, so the order of everything else is unchanged.
 
 use crate::queue::Entry;
 use std::collections::VecDeque;
+
+/// Names one entry pushed on a lane, for [`Lane::cancel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket(u64);
 
 /// Events that all wait `delay` ns after they are pushed.
 #[derive(Debug)]
@@ -17,7 +31,12 @@ pub struct Lane<T> {
     /// hot bytes instead of each queue's buffer (with a million requests in flight the
     /// fronts of the long lanes are cache misses).
     head: (u64, u64),
-    line: VecDeque<Entry<T>>,
+    /// Entries in push order; `None` once cancelled. The front is never `None`.
+    line: VecDeque<Entry<Option<T>>>,
+    /// Entries ever pushed: the ticket of the next push.
+    pushed: u64,
+    /// Entries queued and not cancelled.
+    live: usize,
 }
 
 const EMPTY: (u64, u64) = (u64::MAX, u64::MAX);
@@ -29,13 +48,15 @@ impl<T> Lane<T> {
             delay,
             head: EMPTY,
             line: VecDeque::new(),
+            pushed: 0,
+            live: 0,
         }
     }
 
     /// Queues `item` due at `now + delay`. `now` must not go backwards between calls (the
     /// simulator's clock never does); a `now` earlier than the last is raised to keep the
     /// lane sorted.
-    pub fn push(&mut self, now: u64, seq: u64, item: T) {
+    pub fn push(&mut self, now: u64, seq: u64, item: T) -> Ticket {
         let mut time = now.saturating_add(self.delay);
         if let Some(last) = self.line.back() {
             time = time.max(last.time);
@@ -43,7 +64,32 @@ impl<T> Lane<T> {
         if self.line.is_empty() {
             self.head = (time, seq);
         }
-        self.line.push_back(Entry { time, seq, item });
+        self.line.push_back(Entry {
+            time,
+            seq,
+            item: Some(item),
+        });
+        self.live += 1;
+        let ticket = Ticket(self.pushed);
+        self.pushed += 1;
+        ticket
+    }
+
+    /// Cancels the entry of `ticket`, if it is still queued: it will never be popped.
+    pub fn cancel(&mut self, ticket: Ticket) {
+        let first = self.pushed - self.line.len() as u64;
+        let Some(i) = ticket.0.checked_sub(first) else {
+            return; // popped already
+        };
+        let Some(e) = usize::try_from(i).ok().and_then(|i| self.line.get_mut(i)) else {
+            return;
+        };
+        if e.item.take().is_some() {
+            self.live -= 1;
+            if i == 0 {
+                self.settle();
+            }
+        }
     }
 
     /// The delay of every entry, ns.
@@ -64,18 +110,55 @@ impl<T> Lane<T> {
 
     /// Removes the earliest entry.
     pub fn pop(&mut self) -> Option<Entry<T>> {
-        let e = self.line.pop_front();
-        self.head = self.line.front().map_or(EMPTY, Entry::key);
-        e
+        let e = self.line.pop_front()?;
+        self.settle();
+        let item = e.item?;
+        self.live -= 1;
+        Some(Entry {
+            time: e.time,
+            seq: e.seq,
+            item,
+        })
     }
 
-    /// Entries queued.
+    /// Drops cancelled entries off the front and notes the new front's key.
+    fn settle(&mut self) {
+        while self.line.front().is_some_and(|e| e.item.is_none()) {
+            self.line.pop_front();
+        }
+        self.head = self.line.front().map_or(EMPTY, Entry::key);
+    }
+
+    /// Entries queued (cancelled ones not counted).
     pub fn len(&self) -> usize {
-        self.line.len()
+        self.live
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.line.is_empty()
+        self.live == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancelled_entries_are_never_popped() {
+        let mut l = Lane::new(10);
+        let t: Vec<Ticket> = (0..5).map(|i| l.push(i, i, i)).collect();
+        l.cancel(t[0]);
+        l.cancel(t[2]);
+        l.cancel(t[2]); // twice: no effect
+        assert_eq!(l.len(), 3);
+        assert_eq!(l.peek_key(), Some((11, 1)));
+        let got: Vec<_> = std::iter::from_fn(|| l.pop().map(|e| e.item)).collect();
+        assert_eq!(got, [1, 3, 4]);
+        l.cancel(t[4]); // popped already: no effect
+        assert!(l.is_empty() && l.peek_key().is_none());
+        let last = l.push(20, 9, 9);
+        l.cancel(last);
+        assert!(l.is_empty() && l.peek_key().is_none() && l.pop().is_none());
     }
 }

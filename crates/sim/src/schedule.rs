@@ -5,7 +5,7 @@
 //! events due at the same nanosecond always run in the order they were scheduled: the run
 //! is a pure function of the scenario and seed.
 
-use crate::lane::Lane;
+use crate::lane::{Lane, Ticket};
 use crate::queue::{CalendarQueue, Entry};
 use std::time::Duration;
 
@@ -99,11 +99,18 @@ impl<T> Schedule<T> {
         self.at(self.now.saturating_add(nanos(delay)), item);
     }
 
-    /// Schedules `item` on `lane`, due after the lane's delay.
-    pub fn via(&mut self, lane: LaneId, item: T) {
+    /// Schedules `item` on `lane`, due after the lane's delay; the ticket cancels it.
+    pub fn via(&mut self, lane: LaneId, item: T) -> Option<Ticket> {
         let seq = self.seq();
+        let now = self.now;
+        self.lanes.get_mut(lane.0).map(|l| l.push(now, seq, item))
+    }
+
+    /// Cancels the event `ticket` names on `lane` (see [`crate::lane`]), if it is still
+    /// pending: it will not run.
+    pub fn cancel(&mut self, lane: LaneId, ticket: Ticket) {
         if let Some(l) = self.lanes.get_mut(lane.0) {
-            l.push(self.now, seq, item);
+            l.cancel(ticket);
         }
     }
 
@@ -113,7 +120,7 @@ impl<T> Schedule<T> {
     pub fn at_or_via(&mut self, lane: LaneId, time: u64, item: T) {
         match self.lanes.get(lane.0) {
             Some(l) if self.now.checked_add(l.delay()) == Some(time) && l.fits(time) => {
-                self.via(lane, item)
+                self.via(lane, item);
             }
             _ => self.at(time, item),
         }
