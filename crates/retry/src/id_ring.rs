@@ -87,7 +87,10 @@ impl<V> IdRing<V> {
             self.base -= 1;
         }
         let i = usize::try_from(id - self.base).expect("an id window wider than memory");
-        if i >= self.slots.len() {
+        if i == self.slots.len() {
+            // The usual case, the next id: one push, not a resize.
+            self.slots.push_back(None);
+        } else if i > self.slots.len() {
             self.slots.resize_with(i + 1, || None);
         }
         let old = self.slots[i].replace(v);

@@ -5,7 +5,7 @@
 //! events due at the same nanosecond always run in the order they were scheduled: the run
 //! is a pure function of the scenario and seed.
 
-use crate::lane::{Lane, Ticket};
+use crate::lane::{self, Lane, Ticket};
 use crate::queue::{CalendarQueue, Entry};
 use std::time::Duration;
 
@@ -128,18 +128,16 @@ impl<T> Schedule<T> {
 
     /// Takes the earliest pending event and moves the clock to it.
     pub fn pop(&mut self) -> Option<(u64, T)> {
-        let mut best = self.calendar.peek().map(Entry::key);
+        let mut best = self
+            .calendar
+            .peek()
+            .map_or(lane::EMPTY, |e| lane::key(e.time, e.seq));
         let mut from = None;
-        for (i, lane) in self.lanes.iter().enumerate() {
-            if let Some(k) = lane.peek_key() {
-                let earlier = match best {
-                    Some(b) => k < b,
-                    None => true,
-                };
-                if earlier {
-                    best = Some(k);
-                    from = Some(i);
-                }
+        for (i, l) in self.lanes.iter().enumerate() {
+            let k = l.head();
+            if k < best {
+                best = k;
+                from = Some(i);
             }
         }
         let e = match from {
