@@ -23,8 +23,9 @@ pub(crate) struct Driver {
     actions: Vec<Action>,
     finished: Vec<(u64, bool)>,
     /// Lanes for the timers whose delay is fixed by the rules (timeout, give-up, think):
-    /// with a million consumers they are most of the pending events, and in a lane each
-    /// costs O(1) instead of a trip through the calendar's heaps.
+    /// each kind is armed in time order (a give-up armed late, at a unit's first timeout,
+    /// still nearly always is), with a million consumers they are most of the pending
+    /// events, and in a lane each costs O(1) instead of a trip through the calendar's heaps.
     timeout: LaneId,
     give_up: LaneId,
     think: Option<LaneId>,
@@ -110,7 +111,7 @@ impl Driver {
                         Timer::Think { .. } => self.think,
                     };
                     match lane {
-                        Some(l) => s.at_or_via(l, nanos(at), Event::Consumer(timer)),
+                        Some(l) => s.at_in_order(l, nanos(at), Event::Consumer(timer)),
                         None => s.at(nanos(at), Event::Consumer(timer)),
                     }
                 }

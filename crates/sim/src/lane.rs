@@ -2,8 +2,10 @@
 //!
 //! A network hop (`rtt / 2`) or an attempt timeout is the same delay for every event that
 //! takes it, and events are created in time order, so their due times come out already
-//! sorted: a `VecDeque` is a perfect priority queue for them. Most of the simulator's
-//! events go through a lane and never touch the [`crate::queue::CalendarQueue`].
+//! sorted: a `VecDeque` is a perfect priority queue for them. So is it for any stream of
+//! events that is produced in time order whatever its delays (the arrival schedule, one
+//! arrival pending at a time). Most of the simulator's events go through a lane and never
+//! touch the [`crate::queue::CalendarQueue`].
 //!
 //! # Cancelling
 //!
@@ -64,7 +66,14 @@ impl<T> Lane<T> {
     /// simulator's clock never does); a `now` earlier than the last is raised to keep the
     /// lane sorted.
     pub fn push(&mut self, now: u64, seq: u64, item: T) -> Ticket {
-        let mut time = now.saturating_add(self.delay);
+        self.push_at(now.saturating_add(self.delay), seq, item)
+    }
+
+    /// Queues `item` due at `time`, whatever the lane's delay: for a stream of events that
+    /// comes in time order by itself (a time earlier than the last entry's is raised to
+    /// it; [`Lane::fits`] says whether it would be).
+    pub fn push_at(&mut self, time: u64, seq: u64, item: T) -> Ticket {
+        let mut time = time;
         if let Some(last) = self.line.back() {
             time = time.max(last.time);
         }

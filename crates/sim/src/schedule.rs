@@ -114,13 +114,16 @@ impl<T> Schedule<T> {
         }
     }
 
-    /// Schedules `item` at absolute time `time` ns: on `lane` when `time` is exactly the
-    /// lane's delay from now (O(1)), otherwise on the calendar. Either way it runs in the
-    /// same `(time, seq)` order: this is only about the cost.
-    pub fn at_or_via(&mut self, lane: LaneId, time: u64, item: T) {
-        match self.lanes.get(lane.0) {
-            Some(l) if self.now.checked_add(l.delay()) == Some(time) && l.fits(time) => {
-                self.via(lane, item);
+    /// Schedules `item` at absolute time `time` ns (a time in the past means now): on
+    /// `lane` when that keeps the lane in order (the events of a stream that comes in time
+    /// order, O(1)), otherwise on the calendar. The lane's delay plays no part. Either way
+    /// it runs in the same `(time, seq)` order: this is only about the cost.
+    pub fn at_in_order(&mut self, lane: LaneId, time: u64, item: T) {
+        let time = time.max(self.now);
+        match self.lanes.get_mut(lane.0) {
+            Some(l) if l.fits(time) => {
+                self.seq += 1;
+                l.push_at(time, self.seq, item);
             }
             _ => self.at(time, item),
         }
