@@ -19,12 +19,16 @@
 
 use crate::queue::Entry;
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
-/// Names one entry pushed on a lane, for [`Lane::cancel`].
+/// Names one entry pushed on a lane, for [`Lane::cancel`] (`Option<Ticket>` is 8 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket(u64);
+pub struct Ticket(NonZeroU64);
 
 /// Events that all wait `delay` ns after they are pushed.
+///
+/// Keys and items are kept apart (two queues in step): the front moves over cancelled
+/// entries, most of a timeout lane, reading 16 bytes each rather than a whole event.
 #[derive(Debug)]
 pub struct Lane<T> {
     delay: u64,
@@ -34,9 +38,14 @@ pub struct Lane<T> {
     /// requests in flight the fronts of the long lanes are cache misses), and compares
     /// them in one instruction or two.
     head: u128,
-    /// Entries in push order; `None` once cancelled. The front is never `None`.
-    line: VecDeque<Entry<Option<T>>>,
-    /// Entries ever pushed: the ticket of the next push.
+    /// Each entry's [`key`] in push order; [`CANCELLED`] once cancelled. The front is
+    /// never [`CANCELLED`].
+    keys: VecDeque<u128>,
+    /// Each entry's item, in step with `keys`.
+    items: VecDeque<T>,
+    /// The due time of the last entry pushed (cancelled or not): the lane's back.
+    last: u64,
+    /// Entries ever pushed: the ticket of the next push, less one.
     pushed: u64,
     /// Entries queued and not cancelled.
     live: usize,
@@ -44,6 +53,9 @@ pub struct Lane<T> {
 
 /// The head of an empty lane: later than any entry (an entry's `seq` is never `u64::MAX`).
 pub const EMPTY: u128 = u128::MAX;
+
+/// The key of a cancelled entry (no entry's `seq` is 0: the schedule counts from 1).
+const CANCELLED: u128 = 0;
 
 /// `(time, seq)` as one number that orders the same way.
 pub fn key(time: u64, seq: u64) -> u128 {
@@ -56,7 +68,9 @@ impl<T> Lane<T> {
         Lane {
             delay,
             head: EMPTY,
-            line: VecDeque::new(),
+            keys: VecDeque::new(),
+            items: VecDeque::new(),
+            last: 0,
             pushed: 0,
             live: 0,
         }
@@ -71,36 +85,39 @@ impl<T> Lane<T> {
 
     /// Queues `item` due at `time`, whatever the lane's delay: for a stream of events that
     /// comes in time order by itself (a time earlier than the last entry's is raised to
-    /// it; [`Lane::fits`] says whether it would be).
+    /// it; [`Lane::fits`] says whether it would be). `seq` must not be 0.
     pub fn push_at(&mut self, time: u64, seq: u64, item: T) -> Ticket {
-        let mut time = time;
-        if let Some(last) = self.line.back() {
-            time = time.max(last.time);
+        let time = if self.keys.is_empty() {
+            time
+        } else {
+            time.max(self.last)
+        };
+        self.last = time;
+        let k = key(time, seq);
+        if self.keys.is_empty() {
+            self.head = k;
         }
-        if self.line.is_empty() {
-            self.head = key(time, seq);
-        }
-        self.line.push_back(Entry {
-            time,
-            seq,
-            item: Some(item),
-        });
+        self.keys.push_back(k);
+        self.items.push_back(item);
         self.live += 1;
-        let ticket = Ticket(self.pushed);
         self.pushed += 1;
-        ticket
+        Ticket(NonZeroU64::MIN.saturating_add(self.pushed - 1))
     }
 
     /// Cancels the entry of `ticket`, if it is still queued: it will never be popped.
     pub fn cancel(&mut self, ticket: Ticket) {
-        let first = self.pushed - self.line.len() as u64;
-        let Some(i) = ticket.0.checked_sub(first) else {
+        let first = self.pushed - self.keys.len() as u64;
+        let Some(i) = (ticket.0.get() - 1).checked_sub(first) else {
             return; // popped already
         };
-        let Some(e) = usize::try_from(i).ok().and_then(|i| self.line.get_mut(i)) else {
+        let Some(i) = usize::try_from(i).ok() else {
             return;
         };
-        if e.item.take().is_some() {
+        let Some(k) = self.keys.get_mut(i) else {
+            return;
+        };
+        if *k != CANCELLED {
+            *k = CANCELLED;
             self.live -= 1;
             if i == 0 {
                 self.settle();
@@ -116,7 +133,7 @@ impl<T> Lane<T> {
     /// Whether an entry due at `time` can join the back of the line without breaking its
     /// order (the clock never goes back, so with a fixed delay it always can).
     pub fn fits(&self, time: u64) -> bool {
-        self.line.back().map_or(true, |last| last.time <= time)
+        self.keys.is_empty() || self.last <= time
     }
 
     /// The earliest entry's key as [`key`] makes it, [`EMPTY`] when there is none.
@@ -126,23 +143,25 @@ impl<T> Lane<T> {
 
     /// Removes the earliest entry.
     pub fn pop(&mut self) -> Option<Entry<T>> {
-        let e = self.line.pop_front()?;
-        self.settle();
-        let item = e.item?;
+        let k = self.keys.pop_front()?;
+        let item = self.items.pop_front()?;
         self.live -= 1;
+        self.settle();
         Some(Entry {
-            time: e.time,
-            seq: e.seq,
+            time: (k >> 64) as u64,
+            seq: k as u64,
             item,
         })
     }
 
     /// Drops cancelled entries off the front and notes the new front's key.
     fn settle(&mut self) {
-        while self.line.front().is_some_and(|e| e.item.is_none()) {
-            self.line.pop_front();
+        let n = self.keys.iter().take_while(|&&k| k == CANCELLED).count();
+        if n > 0 {
+            self.keys.drain(..n);
+            self.items.drain(..n);
         }
-        self.head = self.line.front().map_or(EMPTY, |e| key(e.time, e.seq));
+        self.head = self.keys.front().copied().unwrap_or(EMPTY);
     }
 
     /// Entries queued (cancelled ones not counted).

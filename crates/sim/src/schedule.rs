@@ -126,16 +126,21 @@ impl<T> Schedule<T> {
     /// Schedules `item` at absolute time `time` ns (a time in the past means now): on
     /// `lane` when that keeps the lane in order (the events of a stream that comes in time
     /// order, O(1)), otherwise on the calendar. The lane's delay plays no part. Either way
-    /// it runs in the same `(time, seq)` order: this is only about the cost.
-    pub fn at_in_order(&mut self, lane: LaneId, time: u64, item: T) {
+    /// it runs in the same `(time, seq)` order: this is only about the cost. The ticket (on
+    /// the lane only) cancels it.
+    pub fn at_in_order(&mut self, lane: LaneId, time: u64, item: T) -> Option<Ticket> {
         let time = time.max(self.now);
         match self.lanes.get_mut(lane.0) {
             Some(l) if l.fits(time) => {
                 self.seq += 1;
-                l.push_at(time, self.seq, item);
+                let ticket = l.push_at(time, self.seq, item);
                 self.heads[lane.0] = l.head();
+                Some(ticket)
             }
-            _ => self.at(time, item),
+            _ => {
+                self.at(time, item);
+                None
+            }
         }
     }
 
