@@ -107,7 +107,9 @@ impl<V> IdRing<V> {
     /// Sets the entry of `id`, returning the one it replaces. An id below the ring goes to
     /// the spill map (correct, but not what the ring is for).
     pub fn insert(&mut self, id: u64, v: V) -> Option<V> {
-        if self.slots.is_empty() {
+        // An empty ring starts again at `id`, but never goes back below ids that spilled:
+        // every id in the spill map stays below `base`.
+        if self.slots.is_empty() && id >= self.base {
             self.base = id;
         }
         let Some(i) = id.checked_sub(self.base) else {
@@ -208,6 +210,60 @@ mod tests {
         assert_eq!(r.insert(3, 1), None);
         assert_eq!(r.get_mut(3), Some(&mut 1));
         assert!(r.contains_key(3) && !r.contains_key(2));
+    }
+
+    #[test]
+    fn behaves_as_a_map_when_entries_spill() {
+        let mut r = IdRing::default();
+        let mut m = std::collections::BTreeMap::new();
+        let mut x: u64 = 7;
+        let mut next = 0u64;
+        for step in 0..200_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            match x >> 61 {
+                // Mostly the next id; now and then one far back or far ahead.
+                0..=3 => {
+                    next += 1 + (x >> 59 & 1);
+                    assert_eq!(r.insert(next, step), m.insert(next, step));
+                }
+                4 => {
+                    let id = next.saturating_sub(x >> 40 & 0xF_FFFF);
+                    assert_eq!(r.insert(id, step), m.insert(id, step));
+                }
+                5 if x & 0xFF == 0 => {
+                    next += WINDOW as u64 + (x >> 50 & 0xFFF);
+                    assert_eq!(r.insert(next, step), m.insert(next, step));
+                }
+                _ => {
+                    let id = next.saturating_sub(x >> 44 & 0x7FFF);
+                    assert_eq!(r.remove(id), m.remove(&id));
+                }
+            }
+            assert_eq!(r.len(), m.len());
+            let probe = next.saturating_sub(x >> 30 & 0x3_FFFF);
+            assert_eq!(r.get(probe), m.get(&probe), "step {step}");
+        }
+        let ids: Vec<u64> = m.keys().copied().collect();
+        for id in ids {
+            assert_eq!(r.remove(id), m.remove(&id));
+        }
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn an_emptied_ring_never_hides_a_spilled_entry() {
+        let mut r = IdRing::default();
+        let w = WINDOW as u64;
+        for id in 10..=10 + w {
+            r.insert(id, id); // 10 spills
+        }
+        for id in 11..=10 + w {
+            r.remove(id); // the ring empties
+        }
+        r.insert(5, 5); // below a spilled id, into an empty ring
+        assert_eq!((r.get(10), r.get(5), r.len()), (Some(&10), Some(&5), 2));
     }
 
     #[test]
