@@ -12,7 +12,7 @@
 //! never sent.
 //!
 //! Per-request state is one fixed-size slot in a table reused through a free list
-//! (retrier state, deadline, RNG, counters: well under 100 bytes), so memory follows the
+//! (retrier state, deadline, RNG, timeout ticket, counters: 128 bytes), so memory follows the
 //! requests *in flight*, not the requests *offered*. Finished requests go straight into
 //! the [`Recorder`].
 

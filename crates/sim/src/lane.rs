@@ -21,7 +21,8 @@ use crate::queue::Entry;
 use std::collections::VecDeque;
 use std::num::NonZeroU64;
 
-/// Names one entry pushed on a lane, for [`Lane::cancel`] (`Option<Ticket>` is 8 bytes).
+/// Names one entry pushed on a lane, for [`Lane::cancel`] on that same lane
+/// (`Option<Ticket>` is 8 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ticket(NonZeroU64);
 
