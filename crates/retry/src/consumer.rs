@@ -433,10 +433,11 @@ impl Consumers {
         let Some(consumer) = self.units.get(unit).map(|u| u.consumer) else {
             return;
         };
-        let waiting = self
-            .waiting
-            .get(&u64::from(consumer))
-            .is_some_and(|w| !w.is_empty());
+        let waiting = !self.waiting.is_empty()
+            && self
+                .waiting
+                .get(&u64::from(consumer))
+                .is_some_and(|w| !w.is_empty());
         if self.has_room(consumer) && (resend || !waiting) {
             self.send(unit, now, out);
         } else {
@@ -471,6 +472,9 @@ impl Consumers {
     }
 
     fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+        if self.waiting.is_empty() {
+            return; // nobody waits anywhere (always so without a cap)
+        }
         let key = u64::from(consumer);
         while self.has_room(consumer) {
             let Some(line) = self.waiting.get_mut(&key) else {

@@ -12,11 +12,12 @@
 //! never sent.
 //!
 //! Per-request state is one fixed-size slot in a table reused through a free list
-//! (retrier state, deadline, RNG, counters: well under 100 bytes), so memory follows the
+//! (retrier state, deadline, RNG, timeout ticket, counters: 128 bytes), so memory follows the
 //! requests *in flight*, not the requests *offered*. Finished requests go straight into
 //! the [`Recorder`].
 
 use crate::event::{Answer, Attempt, AttemptId, Event};
+use crate::lane::Ticket;
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::{Decision, Failure, Method, Outcome, Request, Retrier};
 use herd_scenario::{LogicalRecord, Recorder};
@@ -43,6 +44,9 @@ struct Req {
     intended: u64,
     /// When the current attempt times out (`u64::MAX`: never).
     deadline: u64,
+    /// The current attempt's timeout on the timeout lane, to cancel when it is answered
+    /// (`None`: on the calendar, or none).
+    timer: Option<Ticket>,
     rng: Pcg64Mcg,
     /// The retrier's per-request state.
     request: Request,
@@ -154,6 +158,7 @@ impl Client {
             method: method.unwrap_or(self.method),
             intended: s.now(),
             deadline: u64::MAX,
+            timer: None,
             rng,
             request: self.retrier.begin(Duration::from_nanos(s.now())),
             attempts: 0,
@@ -204,6 +209,9 @@ impl Client {
             return;
         }
         let on_wire = AttemptId { req, gen: r.gen };
+        if let (Some(lane), Some(t)) = (self.wiring.timeouts, r.timer.take()) {
+            s.cancel(lane, t);
+        }
         r.gen = r.gen.wrapping_add(1).max(1);
         r.phase = Phase::Free;
         self.armed[req as usize] = 0;
@@ -252,10 +260,13 @@ impl Client {
         r.attempts += 1;
         r.deadline = limit.map_or(u64::MAX, |l| now.saturating_add(l));
         let id = AttemptId { req, gen: r.gen };
+        r.timer = None;
         match (limit, self.wiring.timeouts) {
             // Nothing left of the deadline: the attempt times out before it is sent.
             (Some(0), _) => return self.conclude(s, req, &Outcome::Failed(Failure::Timeout)),
-            (Some(l), Some(lane)) if Some(l) == self.timeout => s.via(lane, Event::Timeout(id)),
+            (Some(l), Some(lane)) if Some(l) == self.timeout => {
+                r.timer = s.via(lane, Event::Timeout(id));
+            }
             (Some(l), _) => s.at(now.saturating_add(l), Event::Timeout(id)),
             (None, _) => {}
         }
@@ -310,6 +321,7 @@ impl Client {
             }
             return;
         }
+        self.disarm(s, id.req);
         self.release(s);
         let outcome = match answer {
             Answer::Ok => Outcome::status(200),
@@ -320,6 +332,16 @@ impl Client {
             Answer::Reset => Outcome::Failed(Failure::Reset),
         };
         self.conclude(s, id.req, &outcome);
+    }
+
+    /// Cancels the timeout of `req`'s current attempt, which is over.
+    fn disarm(&mut self, s: &mut Schedule<Event>, req: u32) {
+        let Some(r) = self.reqs.get_mut(req as usize) else {
+            return;
+        };
+        if let (Some(lane), Some(t)) = (self.wiring.timeouts, r.timer.take()) {
+            s.cancel(lane, t);
+        }
     }
 
     /// `id`'s attempt timeout fires.

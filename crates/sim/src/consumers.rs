@@ -6,6 +6,7 @@
 
 use crate::client::Client;
 use crate::event::Event;
+use crate::lane::Ticket;
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
 use herd_retry::id_ring::IdRing;
@@ -16,15 +17,16 @@ use std::time::Duration;
 /// One arm's consumers and the bookkeeping between their ids and the client's slots.
 pub(crate) struct Driver {
     rules: Consumers,
-    /// Live request id → client slot (only for cancels). Looked up, never iterated.
-    slots: IdRing<u32>,
+    /// Live request id → its client slot and consumer timeout. Looked up, never iterated.
+    slots: IdRing<Sent>,
     arm_seed: ArmSeed,
     recorder: Recorder,
     actions: Vec<Action>,
     finished: Vec<(u64, bool)>,
     /// Lanes for the timers whose delay is fixed by the rules (timeout, give-up, think):
-    /// with a million consumers they are most of the pending events, and in a lane each
-    /// costs O(1) instead of a trip through the calendar's heaps.
+    /// each kind is armed in time order (a give-up armed late, at a unit's first timeout,
+    /// still nearly always is), with a million consumers they are most of the pending
+    /// events, and in a lane each costs O(1) instead of a trip through the calendar's heaps.
     timeout: LaneId,
     give_up: LaneId,
     think: Option<LaneId>,
@@ -79,7 +81,13 @@ impl Driver {
             // Taken and put back, so that the buffer's allocation is reused.
             let mut batch = std::mem::take(&mut self.finished);
             for (request, ok) in batch.drain(..) {
-                self.slots.remove(request);
+                let sent = self.slots.remove(request);
+                // A success ends its unit (or it had ended): the timeout armed when it was
+                // sent can only be stale now, so it leaves the schedule at once instead of
+                // being popped, and found stale, `timeout` later.
+                if let (true, Some(Sent { timer: Some(t), .. })) = (ok, sent) {
+                    s.cancel(self.timeout, t);
+                }
                 self.rules.finished(request, ok, now(s), &mut self.actions);
             }
             self.finished = batch;
@@ -91,16 +99,19 @@ impl Driver {
 
     fn apply(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
         let mut actions = std::mem::take(&mut self.actions);
+        // The request of the last `Send`: the consumer timeout armed next is its own.
+        let mut last_sent = None;
         for a in actions.drain(..) {
             match a {
                 Action::Send { request, .. } => {
                     let rng = self.arm_seed.request(request);
                     let slot = client.begin(s, rng, request, None);
-                    self.slots.insert(request, slot);
+                    self.slots.insert(request, Sent { slot, timer: None });
+                    last_sent = Some(request);
                 }
                 Action::Cancel { request } => {
-                    if let Some(slot) = self.slots.remove(request) {
-                        client.cancel(s, slot);
+                    if let Some(sent) = self.slots.remove(request) {
+                        client.cancel(s, sent.slot);
                     }
                 }
                 Action::Arm { at, timer } => {
@@ -109,9 +120,17 @@ impl Driver {
                         Timer::GiveUp { .. } => Some(self.give_up),
                         Timer::Think { .. } => self.think,
                     };
-                    match lane {
-                        Some(l) => s.at_or_via(l, nanos(at), Event::Consumer(timer)),
-                        None => s.at(nanos(at), Event::Consumer(timer)),
+                    let ticket = match lane {
+                        Some(l) => s.at_in_order(l, nanos(at), Event::Consumer(timer)),
+                        None => {
+                            s.at(nanos(at), Event::Consumer(timer));
+                            None
+                        }
+                    };
+                    if let (Timer::Timeout { .. }, Some(request)) = (timer, last_sent.take()) {
+                        if let Some(sent) = self.slots.get_mut(request) {
+                            sent.timer = ticket;
+                        }
                     }
                 }
                 Action::Done { arrived, ok, .. } => self.recorder.record(&LogicalRecord {
@@ -136,6 +155,15 @@ impl Driver {
         });
         self.recorder
     }
+}
+
+/// What the driver keeps for a live logical request.
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    /// Its slot in the client.
+    slot: u32,
+    /// The consumer timeout armed when it was sent, if that waits on the timeout lane.
+    timer: Option<Ticket>,
 }
 
 fn now(s: &Schedule<Event>) -> Duration {

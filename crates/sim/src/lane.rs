@@ -2,25 +2,66 @@
 //!
 //! A network hop (`rtt / 2`) or an attempt timeout is the same delay for every event that
 //! takes it, and events are created in time order, so their due times come out already
-//! sorted: a `VecDeque` is a perfect priority queue for them. Most of the simulator's
-//! events go through a lane and never touch the [`crate::queue::CalendarQueue`].
+//! sorted: a `VecDeque` is a perfect priority queue for them. So is it for any stream of
+//! events that is produced in time order whatever its delays (the arrival schedule, one
+//! arrival pending at a time). Most of the simulator's events go through a lane and never
+//! touch the [`crate::queue::CalendarQueue`].
+//!
+//! # Cancelling
+//!
+//! Most timers are never needed: an attempt is answered in milliseconds, long before its
+//! 10 s timeout. Left in the lane, each such timer is popped as an event, only to be found
+//! stale, and with a million of them pending the lane's front is a cache miss on every
+//! pop. So a push returns a [`Ticket`], and [`Lane::cancel`] blanks the entry in place (it
+//! was written moments ago, so it is still in cache); the lane steps over blank entries
+//! when its front moves, and the schedule never sees them. Entries that are not cancelled
+//! keep their `(time, seq)`, so the order of everything else is unchanged.
 
 use crate::queue::Entry;
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
+
+/// Names one entry pushed on a lane, for [`Lane::cancel`] on that same lane
+/// (`Option<Ticket>` is 8 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket(NonZeroU64);
 
 /// Events that all wait `delay` ns after they are pushed.
+///
+/// Keys and items are kept apart (two queues in step): the front moves over cancelled
+/// entries, most of a timeout lane, reading 16 bytes each rather than a whole event.
 #[derive(Debug)]
 pub struct Lane<T> {
     delay: u64,
-    /// The front entry's key (`(u64::MAX, u64::MAX)` when empty), kept beside the lane so
-    /// that the schedule, which compares every lane's front on every pop, reads a few
-    /// hot bytes instead of each queue's buffer (with a million requests in flight the
-    /// fronts of the long lanes are cache misses).
-    head: (u64, u64),
-    line: VecDeque<Entry<T>>,
+    /// The front entry's key as one number, `time << 64 | seq` ([`EMPTY`] when empty),
+    /// kept beside the lane so that the schedule, which compares every lane's front on
+    /// every pop, reads a few hot bytes instead of each queue's buffer (with a million
+    /// requests in flight the fronts of the long lanes are cache misses), and compares
+    /// them in one instruction or two.
+    head: u128,
+    /// Each entry's [`key`] in push order; [`CANCELLED`] once cancelled. The front is
+    /// never [`CANCELLED`].
+    keys: VecDeque<u128>,
+    /// Each entry's item, in step with `keys`.
+    items: VecDeque<T>,
+    /// The due time of the last entry pushed (cancelled or not): the lane's back.
+    last: u64,
+    /// Entries ever pushed: the ticket of the next push, less one.
+    pushed: u64,
+    /// Entries queued and not cancelled.
+    live: usize,
 }
 
-const EMPTY: (u64, u64) = (u64::MAX, u64::MAX);
+/// The head of an empty lane: later than any entry (an entry's `seq` is never `u64::MAX`).
+pub const EMPTY: u128 = u128::MAX;
+
+/// The key of a cancelled entry (no entry's `seq` is 0: the schedule counts from 1).
+const CANCELLED: u128 = 0;
+
+/// `(time, seq)` as one number that orders the same way.
+pub fn key(time: u64, seq: u64) -> u128 {
+    u128::from(time) << 64 | u128::from(seq)
+}
 
 impl<T> Lane<T> {
     /// A lane whose events are due `delay` ns after they are pushed.
@@ -28,22 +69,61 @@ impl<T> Lane<T> {
         Lane {
             delay,
             head: EMPTY,
-            line: VecDeque::new(),
+            keys: VecDeque::new(),
+            items: VecDeque::new(),
+            last: 0,
+            pushed: 0,
+            live: 0,
         }
     }
 
     /// Queues `item` due at `now + delay`. `now` must not go backwards between calls (the
     /// simulator's clock never does); a `now` earlier than the last is raised to keep the
     /// lane sorted.
-    pub fn push(&mut self, now: u64, seq: u64, item: T) {
-        let mut time = now.saturating_add(self.delay);
-        if let Some(last) = self.line.back() {
-            time = time.max(last.time);
+    pub fn push(&mut self, now: u64, seq: u64, item: T) -> Ticket {
+        self.push_at(now.saturating_add(self.delay), seq, item)
+    }
+
+    /// Queues `item` due at `time`, whatever the lane's delay: for a stream of events that
+    /// comes in time order by itself (a time earlier than the last entry's is raised to
+    /// it; [`Lane::fits`] says whether it would be). `seq` must not be 0.
+    pub fn push_at(&mut self, time: u64, seq: u64, item: T) -> Ticket {
+        let time = if self.keys.is_empty() {
+            time
+        } else {
+            time.max(self.last)
+        };
+        self.last = time;
+        let k = key(time, seq);
+        if self.keys.is_empty() {
+            self.head = k;
         }
-        if self.line.is_empty() {
-            self.head = (time, seq);
+        self.keys.push_back(k);
+        self.items.push_back(item);
+        self.live += 1;
+        self.pushed += 1;
+        Ticket(NonZeroU64::MIN.saturating_add(self.pushed - 1))
+    }
+
+    /// Cancels the entry of `ticket`, if it is still queued: it will never be popped.
+    pub fn cancel(&mut self, ticket: Ticket) {
+        let first = self.pushed - self.keys.len() as u64;
+        let Some(i) = (ticket.0.get() - 1).checked_sub(first) else {
+            return; // popped already
+        };
+        let Some(i) = usize::try_from(i).ok() else {
+            return;
+        };
+        let Some(k) = self.keys.get_mut(i) else {
+            return;
+        };
+        if *k != CANCELLED {
+            *k = CANCELLED;
+            self.live -= 1;
+            if i == 0 {
+                self.settle();
+            }
         }
-        self.line.push_back(Entry { time, seq, item });
     }
 
     /// The delay of every entry, ns.
@@ -54,28 +134,67 @@ impl<T> Lane<T> {
     /// Whether an entry due at `time` can join the back of the line without breaking its
     /// order (the clock never goes back, so with a fixed delay it always can).
     pub fn fits(&self, time: u64) -> bool {
-        self.line.back().map_or(true, |last| last.time <= time)
+        self.keys.is_empty() || self.last <= time
     }
 
-    /// The earliest entry's `(time, seq)`.
-    pub fn peek_key(&self) -> Option<(u64, u64)> {
-        (self.head != EMPTY).then_some(self.head)
+    /// The earliest entry's key as [`key`] makes it, [`EMPTY`] when there is none.
+    pub fn head(&self) -> u128 {
+        self.head
     }
 
     /// Removes the earliest entry.
     pub fn pop(&mut self) -> Option<Entry<T>> {
-        let e = self.line.pop_front();
-        self.head = self.line.front().map_or(EMPTY, Entry::key);
-        e
+        let k = self.keys.pop_front()?;
+        let item = self.items.pop_front()?;
+        self.live -= 1;
+        self.settle();
+        Some(Entry {
+            time: (k >> 64) as u64,
+            seq: k as u64,
+            item,
+        })
     }
 
-    /// Entries queued.
+    /// Drops cancelled entries off the front and notes the new front's key.
+    fn settle(&mut self) {
+        let n = self.keys.iter().take_while(|&&k| k == CANCELLED).count();
+        if n > 0 {
+            self.keys.drain(..n);
+            self.items.drain(..n);
+        }
+        self.head = self.keys.front().copied().unwrap_or(EMPTY);
+    }
+
+    /// Entries queued (cancelled ones not counted).
     pub fn len(&self) -> usize {
-        self.line.len()
+        self.live
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.line.is_empty()
+        self.live == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancelled_entries_are_never_popped() {
+        let mut l = Lane::new(10);
+        let t: Vec<Ticket> = (0..5).map(|i| l.push(i, i, i)).collect();
+        l.cancel(t[0]);
+        l.cancel(t[2]);
+        l.cancel(t[2]); // twice: no effect
+        assert_eq!(l.len(), 3);
+        assert_eq!(l.head(), key(11, 1));
+        let got: Vec<_> = std::iter::from_fn(|| l.pop().map(|e| e.item)).collect();
+        assert_eq!(got, [1, 3, 4]);
+        l.cancel(t[4]); // popped already: no effect
+        assert!(l.is_empty() && l.head() == EMPTY);
+        let last = l.push(20, 9, 9);
+        l.cancel(last);
+        assert!(l.is_empty() && l.head() == EMPTY && l.pop().is_none());
     }
 }

@@ -26,7 +26,9 @@
 //!
 //! Events live in a [`queue::CalendarQueue`] (a timing wheel with a heap per bucket, see its
 //! docs for why not one binary heap) and in FIFO [`lane`]s for the fixed delays (network
-//! hops, attempt timeouts), which cover most events at O(1). Per-request state is a
+//! hops, attempt and consumer timeouts) and the streams that come in time order
+//! (arrivals), which cover most events at O(1); a timer that is no longer needed (the
+//! timeout of an answered attempt) is cancelled on its lane, not popped. Per-request state is a
 //! fixed-size slot reused after the request finishes; metrics stream into histograms and
 //! 100 ms buckets.
 //!

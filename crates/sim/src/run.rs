@@ -9,7 +9,7 @@ use crate::client::{Client, Wiring, NO_OWNER};
 use crate::consumers;
 use crate::event::Event;
 use crate::network;
-use crate::schedule::{nanos, Schedule};
+use crate::schedule::{nanos, LaneId, Schedule};
 use crate::upstream::Server;
 use herd_retry::Retrier;
 use herd_scenario::{
@@ -74,9 +74,12 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
 }
 
 /// The arrival schedule, one `Arrive` event pending at a time (a trace is streamed).
+/// Arrivals come in time order, so they wait on a lane of their own rather than in the
+/// calendar's heaps.
 struct Feed<I: Iterator<Item = Unit>> {
     units: std::iter::Enumerate<I>,
     next: Option<(usize, Unit)>,
+    lane: LaneId,
 }
 
 impl<I: Iterator<Item = Unit>> Feed<I> {
@@ -85,6 +88,7 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
         let mut feed = Feed {
             units: units.enumerate(),
             next: None,
+            lane: s.add_lane(Duration::ZERO),
         };
         feed.schedule_next(s);
         feed
@@ -100,7 +104,7 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
     fn schedule_next(&mut self, s: &mut Schedule<Event>) {
         self.next = self.units.next();
         if let Some((_, u)) = &self.next {
-            s.at(nanos(u.at), Event::Arrive);
+            s.at_in_order(self.lane, nanos(u.at), Event::Arrive);
         }
     }
 }

@@ -5,7 +5,7 @@
 //! events due at the same nanosecond always run in the order they were scheduled: the run
 //! is a pure function of the scenario and seed.
 
-use crate::lane::Lane;
+use crate::lane::{self, Lane, Ticket};
 use crate::queue::{CalendarQueue, Entry};
 use std::time::Duration;
 
@@ -33,6 +33,10 @@ pub struct Schedule<T> {
     popped: u64,
     calendar: CalendarQueue<T>,
     lanes: Vec<Lane<T>>,
+    /// Each lane's [`Lane::head`], side by side, so that finding the earliest event is a
+    /// scan of a few contiguous numbers: it happens at every pop. Updated by every method
+    /// that changes a lane.
+    heads: Vec<u128>,
 }
 
 impl<T> Default for Schedule<T> {
@@ -55,12 +59,14 @@ impl<T> Schedule<T> {
             popped: 0,
             calendar: CalendarQueue::new(),
             lanes: Vec::new(),
+            heads: Vec::new(),
         }
     }
 
     /// Adds a lane whose events are all due `delay` after they are scheduled.
     pub fn add_lane(&mut self, delay: Duration) -> LaneId {
         self.lanes.push(Lane::new(nanos(delay)));
+        self.heads.push(lane::EMPTY);
         LaneId(self.lanes.len() - 1)
     }
 
@@ -99,44 +105,64 @@ impl<T> Schedule<T> {
         self.at(self.now.saturating_add(nanos(delay)), item);
     }
 
-    /// Schedules `item` on `lane`, due after the lane's delay.
-    pub fn via(&mut self, lane: LaneId, item: T) {
+    /// Schedules `item` on `lane`, due after the lane's delay; the ticket cancels it.
+    pub fn via(&mut self, lane: LaneId, item: T) -> Option<Ticket> {
         let seq = self.seq();
+        let l = self.lanes.get_mut(lane.0)?;
+        let ticket = l.push(self.now, seq, item);
+        self.heads[lane.0] = l.head();
+        Some(ticket)
+    }
+
+    /// Cancels the event `ticket` names on `lane` (see [`crate::lane`]), if it is still
+    /// pending: it will not run.
+    pub fn cancel(&mut self, lane: LaneId, ticket: Ticket) {
         if let Some(l) = self.lanes.get_mut(lane.0) {
-            l.push(self.now, seq, item);
+            l.cancel(ticket);
+            self.heads[lane.0] = l.head();
         }
     }
 
-    /// Schedules `item` at absolute time `time` ns: on `lane` when `time` is exactly the
-    /// lane's delay from now (O(1)), otherwise on the calendar. Either way it runs in the
-    /// same `(time, seq)` order: this is only about the cost.
-    pub fn at_or_via(&mut self, lane: LaneId, time: u64, item: T) {
-        match self.lanes.get(lane.0) {
-            Some(l) if self.now.checked_add(l.delay()) == Some(time) && l.fits(time) => {
-                self.via(lane, item)
+    /// Schedules `item` at absolute time `time` ns (a time in the past means now): on
+    /// `lane` when that keeps the lane in order (the events of a stream that comes in time
+    /// order, O(1)), otherwise on the calendar. The lane's delay plays no part. Either way
+    /// it runs in the same `(time, seq)` order: this is only about the cost. The ticket (on
+    /// the lane only) cancels it.
+    pub fn at_in_order(&mut self, lane: LaneId, time: u64, item: T) -> Option<Ticket> {
+        let time = time.max(self.now);
+        match self.lanes.get_mut(lane.0) {
+            Some(l) if l.fits(time) => {
+                self.seq += 1;
+                let ticket = l.push_at(time, self.seq, item);
+                self.heads[lane.0] = l.head();
+                Some(ticket)
             }
-            _ => self.at(time, item),
+            _ => {
+                self.at(time, item);
+                None
+            }
         }
     }
 
     /// Takes the earliest pending event and moves the clock to it.
     pub fn pop(&mut self) -> Option<(u64, T)> {
-        let mut best = self.calendar.peek().map(Entry::key);
-        let mut from = None;
-        for (i, lane) in self.lanes.iter().enumerate() {
-            if let Some(k) = lane.peek_key() {
-                let earlier = match best {
-                    Some(b) => k < b,
-                    None => true,
-                };
-                if earlier {
-                    best = Some(k);
-                    from = Some(i);
-                }
+        let mut best = self
+            .calendar
+            .peek()
+            .map_or(lane::EMPTY, |e| lane::key(e.time, e.seq));
+        let mut from = usize::MAX;
+        for (i, &k) in self.heads.iter().enumerate() {
+            if k < best {
+                best = k;
+                from = i;
             }
         }
-        let e = match from {
-            Some(i) => self.lanes[i].pop(),
+        let e = match self.lanes.get_mut(from) {
+            Some(l) => {
+                let e = l.pop();
+                self.heads[from] = l.head();
+                e
+            }
             None => self.calendar.pop(),
         }?;
         self.now = self.now.max(e.time);
