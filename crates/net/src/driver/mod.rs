@@ -6,7 +6,7 @@
 //! arm's [`herd_retry::Policy`] until it succeeds or gives up; its latency runs from the
 //! *intended* send time, so a stalled upstream or a busy driver shows up as latency instead
 //! of silently thinning the load (no coordinated omission). Finished requests are counted in
-//! one [`Tally`] (the arm's [`Recorder`]); server counts come from the upstream itself.
+//! one tally (the arm's [`Recorder`]); server counts come from the upstream itself.
 //!
 //! # Stopping early
 //!
