@@ -223,16 +223,17 @@ impl Timer {
 }
 
 /// Asks the kernel to wake this thread within 1 µs of its timeouts (the default slack is
-/// 50 µs, as long as the precision wanted here).
+/// 50 µs, as long as the precision wanted here). The timer thread's, and each driving
+/// thread's ([`crate::driver`]'s pacer).
 #[cfg(target_os = "linux")]
-fn set_fine_timer_slack() {
+pub(crate) fn set_fine_timer_slack() {
     if let Err(e) = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1_000)) {
-        tracing::debug!("cannot set the timer thread's slack: {e}");
+        tracing::debug!("cannot set this thread's timer slack: {e}");
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn set_fine_timer_slack() {}
+pub(crate) fn set_fine_timer_slack() {}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)

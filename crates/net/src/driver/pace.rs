@@ -105,11 +105,7 @@ mod timer {
         /// A timer on the current runtime; the thread's timer slack goes down to 1 µs
         /// (the default 50 µs would be most of a loopback round trip).
         pub fn new() -> io::Result<Pacer> {
-            if let Err(e) =
-                rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1_000))
-            {
-                tracing::debug!("cannot set the driving thread's timer slack: {e}");
-            }
+            crate::precise::set_fine_timer_slack();
             let fd = timerfd_create(
                 TimerfdClockId::Monotonic,
                 TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,

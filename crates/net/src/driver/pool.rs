@@ -138,7 +138,9 @@ impl Pool {
             Some(r) => r.map_err(PoolError::Http)?,
             None => return Err(PoolError::Closed),
         };
-        if link.usable().await {
+        // Whether it is still usable is asked when it is next taken (one poll then, not
+        // two); one that has already ended is not kept.
+        if !link.ended {
             self.idle().push(link);
         }
         Ok(head)
