@@ -161,7 +161,7 @@ fn a_full_backlog_drops_counts_and_fails_the_run() {
     );
 }
 
-/// Above 20,000 req/s an arm is split over lanes (threads of their own, each with every
+/// Above 50,000 req/s an arm is split over lanes (threads of their own, each with every
 /// n-th arrival and its own connections): every arrival is still sent once, the lanes'
 /// attempts add up to what the server saw, and retries still come from one retrier.
 #[test]
@@ -171,7 +171,7 @@ name = "lanes"
 seed = 9
 [load]
 requests = 6000
-rate = 30000
+rate = 120000
 arrival = "constant"
 [client]
 pool_max_connections = 64

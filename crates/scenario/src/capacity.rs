@@ -51,6 +51,14 @@ pub enum Admitted<T> {
     Shed(T),
 }
 
+/// Where an arriving request goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Worker,
+    Line,
+    Shed,
+}
+
 /// Busy workers and the line waiting for them; `T` is whatever the caller needs to start
 /// a request later (an id, a job, a channel).
 #[derive(Clone, Debug)]
@@ -77,14 +85,51 @@ impl<T> Capacity<T> {
 
     /// One request arrives with `ticket`.
     pub fn admit(&mut self, ticket: T) -> Admitted<T> {
+        match self.place() {
+            Place::Worker => {
+                self.busy += 1;
+                Admitted::Now(ticket)
+            }
+            Place::Line => {
+                self.line.push_back(ticket);
+                Admitted::Queued
+            }
+            Place::Shed => Admitted::Shed(ticket),
+        }
+    }
+
+    /// [`Capacity::admit`] for a ticket that costs something to make (a channel): it is
+    /// made only when the request has to wait in line.
+    pub fn admit_with(&mut self, ticket: impl FnOnce() -> T) -> Admitted<()> {
+        match self.place() {
+            Place::Worker => {
+                self.busy += 1;
+                Admitted::Now(())
+            }
+            Place::Line => {
+                self.line.push_back(ticket());
+                Admitted::Queued
+            }
+            Place::Shed => Admitted::Shed(()),
+        }
+    }
+
+    /// Whether a request arriving now would find a free worker (and so be served at
+    /// once, nobody being in line then), without admitting it: a request whose work
+    /// takes no time is served and done in the same instant, leaving the counts as they
+    /// were.
+    pub fn has_free_worker(&self) -> bool {
+        self.place() == Place::Worker
+    }
+
+    /// Where a request arriving now goes: the one admission rule.
+    fn place(&self) -> Place {
         if self.workers.map_or(true, |w| self.busy < w) {
-            self.busy += 1;
-            Admitted::Now(ticket)
+            Place::Worker
         } else if self.line.len() < self.queue_limit {
-            self.line.push_back(ticket);
-            Admitted::Queued
+            Place::Line
         } else {
-            Admitted::Shed(ticket)
+            Place::Shed
         }
     }
 
@@ -204,6 +249,36 @@ mod tests {
                 Gauges(0, 0),
             ],
         );
+    }
+
+    /// `admit_with` and `has_free_worker` follow `admit`'s rule step for step, and the
+    /// lazy ticket is made exactly when the request waits in line.
+    #[test]
+    fn the_lazy_admission_and_the_free_worker_query_follow_the_rule() {
+        let (mut eager, mut lazy) = (Capacity::new(3, 2), Capacity::new(3, 2));
+        let mut x = 7u32;
+        for t in 0..2000u32 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            if x >> 16 & 1 == 0 {
+                let free = eager.has_free_worker();
+                let mut made = false;
+                let got = lazy.admit_with(|| {
+                    made = true;
+                    t
+                });
+                let want = eager.admit(t);
+                assert_eq!(free, matches!(want, Now(_)), "step {t}");
+                assert_eq!(made, want == Queued, "step {t}");
+                let same = matches!(
+                    (want, got),
+                    (Now(_), Now(())) | (Queued, Queued) | (Shed(_), Shed(()))
+                );
+                assert!(same, "step {t}: {want:?} vs {got:?}");
+            } else {
+                assert_eq!(eager.finish(), lazy.finish(), "step {t}");
+            }
+            assert_eq!((eager.busy(), eager.queued()), (lazy.busy(), lazy.queued()));
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod attempt;
 mod consumers;
 mod direct;
 mod external;
+mod handoff;
 mod lag;
 mod pace;
 pub mod peers;

@@ -7,8 +7,14 @@
 //! retrier (its budget is client-wide), the cap on connections in use, the backlog and the
 //! tally. An arrival's id, and so its random stream, is its place in the whole schedule,
 //! whichever lane sends it.
+//!
+//! A lane hands each arrival to a worker of its own ([`super::handoff`]) rather than
+//! spawning a task for it: a worker carries out one logical request at a time and then
+//! takes the next, so an arrival costs no allocation once the run has as many workers
+//! as it has requests in flight.
 
-use super::pace::{Backlog, Pacer};
+use super::handoff::{Handoff, WorkerId};
+use super::pace::{Backlog, Pacer, Place};
 use super::tally::{Finished, Tally};
 use super::{arrivals, logical, thread, Call, Driven, Exec, Progress};
 use crate::Stop;
@@ -18,14 +24,16 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-/// The arrival rate one lane is given at most: a thread spends ~20 µs of CPU (user and
-/// system) per request on loopback, so at this rate it is busy under half the time and
-/// sends on time.
-const PER_LANE: f64 = 20_000.0;
+/// The arrival rate one lane is given at most. A lane spends 15–20 µs of CPU (user and
+/// system) per request on loopback, so one thread keeps up with this many a second;
+/// measured in BENCHMARKS.md ("The driver's workers").
+const PER_LANE: f64 = 50_000.0;
 
 /// How many lanes an arm at `rate` arrivals a second gets: one up to [`PER_LANE`], then
-/// one more per [`PER_LANE`] up to the machine's cores. A real client in the arm (a peer)
-/// has one lane: its own pool serves it.
+/// one more per [`PER_LANE`] up to the machine's cores. A lane that fast spins through
+/// the gaps between its arrivals (see `pace::SHORT`) and so holds a core: lanes are
+/// added only when one cannot keep up at all. A real client in the arm (a peer) has one
+/// lane: its own pool serves it.
 fn lanes(rate: f64, exec: &Exec) -> usize {
     if matches!(exec, Exec::Peer(_)) || !rate.is_finite() || rate <= PER_LANE {
         return 1;
@@ -107,8 +115,8 @@ struct Lane {
 }
 
 impl Lane {
-    /// Sends the lane's arrivals, each as a task spawned at its intended instant (or
-    /// dropped there when the backlog is full), and waits for them. False: `stop` fired.
+    /// Hands the lane's arrivals, each at its intended instant (or dropped there when the
+    /// backlog is full), to its workers, and waits for them. False: `stop` fired.
     async fn run(self, stop: &Stop) -> io::Result<bool> {
         let Lane {
             lane,
@@ -123,9 +131,16 @@ impl Lane {
         } = self;
         let mut pacer = Pacer::new()?;
         let start = epoch.into_std();
-        // The requests in flight, so a stop can abort them; finished ones are reaped as
-        // we go.
-        let mut in_flight = JoinSet::new();
+        let handoff = Handoff::new();
+        let work = Work {
+            handoff: handoff.clone(),
+            arm_seed,
+            exec,
+            tally,
+            epoch,
+        };
+        // The workers, so a stop can abort them (and the requests they hold).
+        let mut workers = JoinSet::new();
         let mut complete = true;
         let mine = (0u64..).zip(schedule).skip(lane).step_by(lanes);
         for (i, unit) in mine {
@@ -137,48 +152,84 @@ impl Lane {
                 }
                 r = pacer.until(start + unit.at) => r?,
             }
-            while in_flight.try_join_next().is_some() {}
             let Some(place) = backlog.admit() else {
                 continue;
             };
-            let (exec, tally) = (exec.clone(), tally.clone());
-            let rng = arm_seed.request(i);
-            let call = Call::of(&unit, method);
-            let at = unit.at;
-            in_flight.spawn(async move {
-                let intended = epoch + at;
-                let mut sent = None;
-                let (ok, attempts) = match &*exec {
-                    Exec::Replica { client, retrier } => {
-                        logical(client, retrier, epoch, &call, i, rng, &mut sent).await
-                    }
-                    Exec::Peer(p) => {
-                        sent = Some(Instant::now());
-                        p.call(i, &call).await
-                    }
-                };
-                drop(place);
-                tally.add(&Finished {
-                    record: LogicalRecord {
-                        intended: at,
-                        latency: intended.elapsed(),
-                        ok,
-                        attempts,
-                    },
-                    lag: sent.map(|s| s.saturating_duration_since(intended)),
-                });
-            });
+            let job = Job {
+                i,
+                at: unit.at,
+                call: Call::of(&unit, method),
+                place,
+            };
+            if !handoff.give(job) {
+                workers.spawn(work.clone().serve(handoff.enlist()));
+            }
         }
+        handoff.close();
         if complete {
             tokio::select! {
                 biased;
                 () = stop.requested() => complete = false,
-                () = async { while in_flight.join_next().await.is_some() {} } => {}
+                () = async { while workers.join_next().await.is_some() {} } => {}
             }
         }
         // Aborts whatever a stop left in flight.
-        in_flight.shutdown().await;
+        workers.shutdown().await;
         Ok(complete)
+    }
+}
+
+/// One arrival, handed to a worker.
+struct Job {
+    i: u64,
+    at: std::time::Duration,
+    call: Call,
+    place: Place,
+}
+
+/// What a worker needs to carry a job out and count it.
+#[derive(Clone)]
+struct Work {
+    handoff: Arc<Handoff<Job>>,
+    arm_seed: ArmSeed,
+    exec: Arc<Exec>,
+    tally: Tally,
+    epoch: Instant,
+}
+
+impl Work {
+    /// A worker: takes jobs until the lane has handed out its last.
+    async fn serve(self, me: WorkerId) {
+        while let Some(job) = self.handoff.take(me).await {
+            self.carry_out(job).await;
+        }
+    }
+
+    /// One logical request, from its first attempt to its count.
+    async fn carry_out(&self, job: Job) {
+        let Job { i, at, call, place } = job;
+        let intended = self.epoch + at;
+        let mut sent = None;
+        let (ok, attempts) = match &*self.exec {
+            Exec::Replica { client, retrier } => {
+                let rng = self.arm_seed.request(i);
+                logical(client, retrier, self.epoch, &call, i, rng, &mut sent).await
+            }
+            Exec::Peer(p) => {
+                sent = Some(Instant::now());
+                p.call(i, &call).await
+            }
+        };
+        drop(place);
+        self.tally.add(&Finished {
+            record: LogicalRecord {
+                intended: at,
+                latency: intended.elapsed(),
+                ok,
+                attempts,
+            },
+            lag: sent.map(|s| s.saturating_duration_since(intended)),
+        });
     }
 }
 

@@ -57,17 +57,29 @@ impl Capacity {
         })
     }
 
-    /// Admits one arriving request.
+    /// Admits one arriving request. The channel a waiter needs is made only for one
+    /// that waits: most requests find a free worker.
     pub(crate) fn admit(self: &Arc<Self>) -> Admission {
-        let (tx, rx) = oneshot::channel();
+        let mut waiting = None;
         let mut s = lock(&self.state);
-        let admission = match s.admit(tx) {
-            Admitted::Now(_) => Admission::Now(self.worker()),
-            Admitted::Queued => Admission::Queued(rx),
-            Admitted::Shed(_) => Admission::Shed,
+        let admission = match s.admit_with(|| {
+            let (tx, rx) = oneshot::channel();
+            waiting = Some(rx);
+            tx
+        }) {
+            Admitted::Now(()) => Admission::Now(self.worker()),
+            Admitted::Queued => waiting.map_or(Admission::Shed, Admission::Queued),
+            Admitted::Shed(()) => Admission::Shed,
         };
         self.publish(&s);
         admission
+    }
+
+    /// Serves a request whose work takes no time, if a worker is free: it takes the
+    /// worker and gives it back in the same instant, which leaves everything as it was,
+    /// so nothing is changed. False: it has to be admitted like any other.
+    pub(crate) fn serve_at_once(&self) -> bool {
+        lock(&self.state).has_free_worker()
     }
 
     fn worker(self: &Arc<Self>) -> Worker {

@@ -96,7 +96,7 @@ impl Shared {
 
     /// A 503 as the fault rules mean it, with `Retry-After` when configured.
     fn unavailable(&self) -> Reply {
-        let mut r = text(StatusCode::SERVICE_UNAVAILABLE, "unavailable (injected)\n");
+        let mut r = text_static(StatusCode::SERVICE_UNAVAILABLE, "unavailable (injected)\n");
         if self.config.retry_after_s > 0 {
             r.headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(self.config.retry_after_s));
@@ -123,7 +123,6 @@ pub(crate) async fn handle(
     }
     let id = request_id(&req);
     let t = shared.now();
-    shared.stats.record(t, ServerEvent::Received, id);
     let fate = shared.config.fate(t, &mut *lock(&shared.rng));
     // Kept only for a target; otherwise hyper drains any body it can to keep the
     // connection alive.
@@ -131,17 +130,31 @@ pub(crate) async fn handle(
         (Fate::Work { .. }, Some(_)) => Some(req),
         _ => None,
     };
+    // Counted before anything is waited for; an answer given in the same instant is
+    // counted with the arrival, under one lock.
+    let received = || shared.stats.record(t, ServerEvent::Received, id);
     Ok(match fate {
         Fate::Error503 => {
-            shared.record(ServerEvent::Error503, id);
+            shared
+                .stats
+                .record_answered_at_once(t, ServerEvent::Error503, id);
             shared.unavailable()
         }
+        // Work that takes no time on a free worker: served and done in one instant.
+        Fate::Work { service, .. }
+            if service.is_zero() && shared.forward.is_none() && shared.capacity.serve_at_once() =>
+        {
+            shared.stats.record_answered_at_once(t, ServerEvent::Ok, id);
+            text_static(StatusCode::OK, "ok\n")
+        }
         Fate::Reset { after } => {
+            received();
             crate::precise::sleep(after).await;
             shared.record(ServerEvent::Reset, id);
             return reset_connection(&reset).await;
         }
         Fate::Hold { until, answer } => {
+            received();
             tokio::time::sleep_until(shared.epoch + until).await;
             // Counted at the window's end exactly, so every held request lands together.
             match answer {
@@ -155,37 +168,41 @@ pub(crate) async fn handle(
                 }
             }
         }
-        Fate::Work { service, stalled } => match shared.capacity.admit() {
-            Admission::Shed => {
-                shared.record(ServerEvent::Shed, id);
-                match shared.config.shed {
-                    Shed::Reset => return reset_connection(&reset).await,
-                    Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
+        Fate::Work { service, stalled } => {
+            received();
+            match shared.capacity.admit() {
+                Admission::Shed => {
+                    shared.record(ServerEvent::Shed, id);
+                    match shared.config.shed {
+                        Shed::Reset => return reset_connection(&reset).await,
+                        Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
+                    }
+                }
+                // Work that takes no time, on a worker that freed meanwhile.
+                Admission::Now(worker) if service.is_zero() && shared.forward.is_none() => {
+                    drop(worker);
+                    shared.record(ServerEvent::Ok, id);
+                    text_static(StatusCode::OK, "ok\n")
+                }
+                admitted => {
+                    if let (Some(forward), Some(req)) = (&shared.forward, req) {
+                        let stall = if stalled { service } else { Duration::ZERO };
+                        return Ok(forward::proxied(
+                            &shared, forward, admitted, stall, req, peer, id,
+                        )
+                        .await);
+                    }
+                    if !Job::new(admitted, service, &shared.closing).run().await {
+                        // Shutting down: the connection is about to be dropped unanswered, as
+                        // every other open one is. Answering here raced with that drop, so a
+                        // client sometimes got a 503 the server never counted.
+                        return std::future::pending().await;
+                    }
+                    shared.record(ServerEvent::Ok, id);
+                    text_static(StatusCode::OK, "ok\n")
                 }
             }
-            // The fast path: nothing to wait for, the worker is free again at once.
-            Admission::Now(worker) if service.is_zero() && shared.forward.is_none() => {
-                drop(worker);
-                shared.record(ServerEvent::Ok, id);
-                text(StatusCode::OK, "ok\n")
-            }
-            admitted => {
-                if let (Some(forward), Some(req)) = (&shared.forward, req) {
-                    let stall = if stalled { service } else { Duration::ZERO };
-                    return Ok(
-                        forward::proxied(&shared, forward, admitted, stall, req, peer, id).await,
-                    );
-                }
-                if !Job::new(admitted, service, &shared.closing).run().await {
-                    // Shutting down: the connection is about to be dropped unanswered, as
-                    // every other open one is. Answering here raced with that drop, so a
-                    // client sometimes got a 503 the server never counted.
-                    return std::future::pending().await;
-                }
-                shared.record(ServerEvent::Ok, id);
-                text(StatusCode::OK, "ok\n")
-            }
-        },
+        }
     })
 }
 
@@ -250,7 +267,16 @@ fn metrics_reply<B>(shared: &Shared, req: &Request<B>) -> Reply {
 
 /// A plain-text answer from herd itself.
 pub(crate) fn text(status: StatusCode, body: &str) -> Reply {
-    let mut r = Response::new(full(Bytes::copy_from_slice(body.as_bytes())));
+    text_bytes(status, Bytes::copy_from_slice(body.as_bytes()))
+}
+
+/// [`text`] with a body fixed at compile time, which needs no copy.
+fn text_static(status: StatusCode, body: &'static str) -> Reply {
+    text_bytes(status, Bytes::from_static(body.as_bytes()))
+}
+
+fn text_bytes(status: StatusCode, body: Bytes) -> Reply {
+    let mut r = Response::new(full(body));
     *r.status_mut() = status;
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));

@@ -177,6 +177,14 @@ impl Stats {
         lock(&self.counts).record_for(t, ev, id);
     }
 
+    /// Records a request received and answered with `ev` in the same instant `t` (an
+    /// injected 503, or work that takes no time on a free worker), under one lock.
+    pub(crate) fn record_answered_at_once(&self, t: Duration, ev: ServerEvent, id: Option<u64>) {
+        let mut counts = lock(&self.counts);
+        counts.record_for(t, ServerEvent::Received, id);
+        counts.record_for(t, ev, id);
+    }
+
     /// Publishes the capacity gauges.
     pub(crate) fn set_gauges(&self, in_flight: usize, queued: usize) {
         self.in_flight.store(in_flight as u64, Ordering::Relaxed);
