@@ -46,6 +46,15 @@ impl Call {
         http::Method::from_bytes(self.method.as_str().as_bytes()).unwrap_or(http::Method::GET)
     }
 
+    /// The request target as a connection sends it (origin-form, `/path?query`): the
+    /// call's path if it has one, else `origin` (the client's URL's, made once).
+    fn target(&self, origin: &http::Uri) -> Result<http::Uri, http::Error> {
+        match &self.path {
+            Some(path) => Ok(http::Uri::from(path.parse::<http::uri::PathAndQuery>()?)),
+            None => Ok(origin.clone()),
+        }
+    }
+
     /// `base` with its path and query replaced by the call's path, if it has one.
     pub fn uri(&self, base: &http::Uri) -> Result<http::Uri, http::Error> {
         let Some(path) = &self.path else {
@@ -63,6 +72,9 @@ pub struct HttpClient {
     pool: Arc<Pool>,
     slots: Arc<Semaphore>,
     uri: http::Uri,
+    /// `uri`'s path and query in origin-form, as every request without a path of its own
+    /// is sent (parsed once here, not per request).
+    origin: http::Uri,
     timeout: Option<Duration>,
 }
 
@@ -73,10 +85,16 @@ impl HttpClient {
         max_connections: usize,
         timeout: Option<Duration>,
     ) -> std::io::Result<Self> {
+        let origin = uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .parse()
+            .map_err(std::io::Error::other)?;
         Ok(HttpClient {
             pool: Pool::new(&uri)?,
             slots: Arc::new(Semaphore::new(max_connections)),
             uri,
+            origin,
             timeout,
         })
     }
@@ -135,18 +153,14 @@ impl HttpClient {
             return Outcome::Failed(Failure::Other);
         };
         sent.get_or_insert_with(Instant::now);
-        let Ok(uri) = call.uri(&self.uri) else {
+        let Ok(target) = call.target(&self.origin) else {
             return Outcome::Failed(Failure::Other);
         };
-        let req = match http::Request::builder()
-            .method(call.http_method())
-            .uri(uri)
-            .header(REQUEST_ID_HEADER, id)
-            .body(Empty::<Bytes>::new())
-        {
-            Ok(r) => r,
-            Err(_) => return Outcome::Failed(Failure::Other),
-        };
+        let mut req = http::Request::new(Empty::<Bytes>::new());
+        *req.method_mut() = call.http_method();
+        *req.uri_mut() = target;
+        req.headers_mut()
+            .insert(ID_HEADER, http::HeaderValue::from(id));
         match self.pool.exchange(req).await {
             Ok(head) => Outcome::from_http(head.status, &head.headers, SystemTime::now()),
             Err(PoolError::Connect(e)) => Outcome::Failed(connect_failure(&e)),
@@ -155,6 +169,9 @@ impl HttpClient {
         }
     }
 }
+
+/// [`REQUEST_ID_HEADER`] as a header name, made at compile time.
+const ID_HEADER: http::HeaderName = http::HeaderName::from_static(REQUEST_ID_HEADER);
 
 /// A connection that could not be opened is refused, whatever the OS said.
 fn connect_failure(e: &std::io::Error) -> Failure {

@@ -185,13 +185,15 @@ impl Pool {
 
 /// The request as a connection sends it: origin-form URI, `Host` from the origin.
 fn origin_form(req: &mut Request<Empty<Bytes>>, host: &HeaderValue) {
-    let path = req
-        .uri()
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
-    if let Ok(uri) = path.parse() {
-        *req.uri_mut() = uri;
+    if req.uri().scheme().is_some() || req.uri().authority().is_some() {
+        let path = req
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        if let Ok(uri) = path.parse() {
+            *req.uri_mut() = uri;
+        }
     }
     req.headers_mut()
         .entry(HOST)
