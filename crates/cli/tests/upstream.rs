@@ -233,6 +233,34 @@ fn control_endpoints_off_loopback_need_the_token() {
     }
 }
 
+/// On one thread (as nginx with one worker) the server answers and counts as on many,
+/// and its worker threads are exactly the number asked for.
+#[test]
+fn an_upstream_on_one_thread_serves_and_counts() {
+    let up = Served::start(upstream("127.0.0.1:0", &["--threads", "1"]));
+    let workers = std::fs::read_dir(format!("/proc/{}/task", up.child.id()))
+        .expect("threads")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim() == "tokio-rt-worker")
+        .count();
+    assert_eq!(workers, 1, "one runtime worker thread");
+    let statuses: Vec<u16> = (0..20).map(|_| get(up.loopback(), "/", "")).collect();
+    assert!(
+        statuses.iter().all(|s| [200, 503].contains(s)),
+        "{statuses:?}"
+    );
+    let mut conn = TcpStream::connect(up.loopback()).expect("connects");
+    write!(
+        conn,
+        "GET /__herd/stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .expect("writes");
+    let mut body = String::new();
+    conn.read_to_string(&mut body).expect("reads");
+    assert!(body.contains("\"received\":20"), "{body}");
+    up.stop();
+}
+
 #[test]
 fn bad_server_flags_are_one_sentence_and_help_says_who_may_read_stats() {
     let o = herd(&["upstream", "--admin-token", "two words"]);
@@ -243,6 +271,9 @@ fn bad_server_flags_are_one_sentence_and_help_says_who_may_read_stats() {
     let o = herd(&["upstream", "--header-timeout", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--header-timeout"), "{}", stderr(&o));
+    let o = herd(&["upstream", "--threads", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--threads"), "{}", stderr(&o));
     let help = stdout(&herd(&["upstream", "--help"]));
     for part in ["--admin-token", "Bearer", "loopback", "--header-timeout"] {
         assert!(help.contains(part), "{part} in:\n{help}");

@@ -40,9 +40,15 @@ pub fn run(cli: Cli) -> Result<ExitCode, Fail> {
 /// A tokio runtime for the commands that touch the network, with the open-file limit
 /// raised as far as allowed first (every connection is a descriptor).
 fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
+    runtime_on(None)
+}
+
+/// [`runtime`] on `threads` worker threads (`None`: one per core).
+fn runtime_on(threads: Option<usize>) -> Result<tokio::runtime::Runtime, Fail> {
     herd_net::fd_limit::raise();
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(Fail::run)
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = threads {
+        builder.worker_threads(n);
+    }
+    builder.enable_all().build().map_err(Fail::run)
 }

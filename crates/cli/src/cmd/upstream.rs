@@ -1,6 +1,6 @@
 //! `herd upstream`: the fault-injecting server on its own, for pointing any client at.
 
-use super::runtime;
+use super::runtime_on;
 use crate::cli::UpstreamArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
@@ -19,7 +19,7 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
     let mut upstream = loaded.scenario.upstream;
     super::target::apply(&mut upstream, a.target.clone(), None)?;
     let options = options(&a)?;
-    let rt = runtime()?;
+    let rt = runtime_on(a.threads.map(usize::from))?;
     if let Some(t) = &upstream.target {
         eprintln!(
             "herd: forwarding every request that draws no fault to target {} (connect timeout {} ms, answer timeout {} ms)",
