@@ -37,6 +37,11 @@ impl<T> Entry<T> {
     pub fn key(&self) -> (u64, u64) {
         (self.time, self.seq)
     }
+
+    /// The ordering key as one number (one compare instead of a branch per field).
+    fn wide_key(&self) -> u128 {
+        u128::from(self.time) << 64 | u128::from(self.seq)
+    }
 }
 
 impl<T> PartialEq for Entry<T> {
@@ -53,7 +58,7 @@ impl<T> PartialOrd for Entry<T> {
 impl<T> Ord for Entry<T> {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.key().cmp(&self.key())
+        o.wide_key().cmp(&self.wide_key())
     }
 }
 
