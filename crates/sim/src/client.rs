@@ -134,6 +134,11 @@ impl Client {
         self.retrier.counters().attempts
     }
 
+    /// Whether an owned request finished since the last [`Client::take_finished`].
+    pub(crate) fn has_finished(&self) -> bool {
+        !self.finished.is_empty()
+    }
+
     /// Takes the owned requests that finished since the last call.
     pub(crate) fn take_finished(&mut self, into: &mut Vec<(u64, bool)>) {
         into.append(&mut self.finished);
