@@ -86,15 +86,18 @@ impl<V> IdRing<V> {
     }
 
     /// The slot of `id`, which must be in the span.
+    #[inline]
     fn at(&self, id: u64) -> usize {
         id as usize & (self.slots.len() - 1)
     }
 
+    #[inline]
     fn in_span(&self, id: u64) -> bool {
         self.base <= id && id < self.end
     }
 
     /// The entry of `id`.
+    #[inline]
     pub fn get(&self, id: u64) -> Option<&V> {
         if self.in_span(id) {
             self.slots[self.at(id)].as_ref()
@@ -106,6 +109,7 @@ impl<V> IdRing<V> {
     }
 
     /// The entry of `id`, mutably.
+    #[inline]
     pub fn get_mut(&mut self, id: u64) -> Option<&mut V> {
         if self.in_span(id) {
             let i = self.at(id);
@@ -124,6 +128,7 @@ impl<V> IdRing<V> {
 
     /// Sets the entry of `id`, returning the one it replaces. An id below the ring goes to
     /// the spill map (correct, but not what the ring is for).
+    #[inline]
     pub fn insert(&mut self, id: u64, v: V) -> Option<V> {
         // An empty ring starts again at `id`, but never goes back below ids that spilled:
         // every id in the spill map stays below `base`.
@@ -153,6 +158,7 @@ impl<V> IdRing<V> {
     }
 
     /// Removes and returns the entry of `id`; the ring's front moves past the empty slots.
+    #[inline]
     pub fn remove(&mut self, id: u64) -> Option<V> {
         if !self.in_span(id) {
             if id < self.base || id == u64::MAX {
