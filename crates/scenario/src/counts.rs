@@ -16,6 +16,7 @@ pub const BUCKET: Duration = Duration::from_millis(100);
 /// `u128` division is a library call, and this runs at every event the upstream counts);
 /// the same index as `t.as_millis() / BUCKET.as_millis()` for any `t` under 584 million
 /// years, and past that an index no timeline could hold anyway.
+#[inline]
 pub fn bucket_index(t: Duration) -> usize {
     let ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
     (ms / BUCKET.as_millis() as u64) as usize
@@ -58,6 +59,7 @@ pub struct ServerBucket {
 }
 
 impl ServerBucket {
+    #[inline]
     fn add(&mut self, ev: ServerEvent) {
         match ev {
             ServerEvent::Received => self.received += 1,
@@ -87,6 +89,7 @@ impl ServerCounts {
     }
 
     /// Records `ev` at `t` from the start of the run.
+    #[inline]
     pub fn record(&mut self, t: Duration, ev: ServerEvent) {
         let i = bucket_index(t);
         if i >= self.buckets.len() {

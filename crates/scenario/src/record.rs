@@ -71,6 +71,7 @@ impl Recorder {
     }
 
     /// Adds one finished logical request.
+    #[inline]
     pub fn record(&mut self, r: &LogicalRecord) {
         let us = (r.latency.as_micros() as u64).clamp(1, 3_600_000_000);
         self.hist.saturating_record(us);
