@@ -135,6 +135,7 @@ impl<T> CalendarQueue<T> {
 
     /// Queues `e`. Any time is accepted, even one before the last popped entry (it then
     /// pops next, in `(time, seq)` order with the others in the current bucket).
+    #[inline]
     pub fn push(&mut self, e: Entry<T>) {
         let b = e.time >> self.shift;
         if b <= self.cursor {
@@ -150,6 +151,7 @@ impl<T> CalendarQueue<T> {
     }
 
     /// The earliest entry, turning the wheel to it if needed.
+    #[inline]
     pub fn peek(&mut self) -> Option<&Entry<T>> {
         if self.current.is_empty() {
             self.advance();
@@ -158,6 +160,7 @@ impl<T> CalendarQueue<T> {
     }
 
     /// Removes and returns the earliest entry.
+    #[inline]
     pub fn pop(&mut self) -> Option<Entry<T>> {
         if self.current.is_empty() {
             self.advance();
