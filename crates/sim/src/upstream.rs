@@ -64,10 +64,12 @@ impl<'a> Server<'a> {
         self.counts
     }
 
+    #[inline]
     fn count(&mut self, t: u64, ev: ServerEvent) {
         self.counts.record(Duration::from_nanos(t), ev);
     }
 
+    #[inline]
     fn answer(&self, s: &mut Schedule<Event>, a: Attempt, answer: Answer) {
         s.via(
             self.down,
@@ -128,6 +130,7 @@ impl<'a> Server<'a> {
         }
     }
 
+    #[inline]
     fn start(&mut self, s: &mut Schedule<Event>, job: Job) {
         s.at(
             s.now().saturating_add(job.service),
