@@ -162,6 +162,7 @@ impl<T> Lane<T> {
     }
 
     /// Drops cancelled entries off the front and notes the new front's key.
+    #[inline]
     fn settle(&mut self) {
         let n = self.keys.iter().take_while(|&&k| k == CANCELLED).count();
         if n > 0 {
