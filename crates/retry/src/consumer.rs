@@ -352,6 +352,7 @@ impl Consumers {
     }
 
     /// Arms `unit`'s give-up timer, `give_up` after its arrival, unless it is armed.
+    #[inline]
     fn arm_give_up(&mut self, unit: u64, out: &mut Vec<Action>) {
         if let Some(u) = self.units.get_mut(unit) {
             if !u.give_up_armed {
@@ -429,6 +430,7 @@ impl Consumers {
 
     /// `unit` needs a send: now if its consumer has room and nobody waits ahead of it
     /// (a re-send goes ahead), else in line.
+    #[inline]
     fn want(&mut self, unit: u64, resend: bool, now: Duration, out: &mut Vec<Action>) {
         let Some(consumer) = self.units.get(unit).map(|u| u.consumer) else {
             return;
@@ -451,6 +453,7 @@ impl Consumers {
     }
 
     /// Whether `consumer` may send another logical request now.
+    #[inline]
     fn has_room(&self, consumer: u32) -> bool {
         let cap = self.rules.max_in_flight;
         cap == 0
@@ -461,7 +464,11 @@ impl Consumers {
     }
 
     /// One of `consumer`'s live requests is over (finished or cancelled).
+    #[inline]
     fn release(&mut self, consumer: u32) {
+        if self.in_flight.is_empty() {
+            return; // nobody counted (always so without a cap): no hashing
+        }
         let key = u64::from(consumer);
         if let Some(n) = self.in_flight.get_mut(&key) {
             *n -= 1;
@@ -471,6 +478,7 @@ impl Consumers {
         }
     }
 
+    #[inline]
     fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
         if self.waiting.is_empty() {
             return; // nobody waits anywhere (always so without a cap)
@@ -494,6 +502,7 @@ impl Consumers {
         }
     }
 
+    #[inline]
     fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) {
         let Some(u) = self.units.get_mut(unit) else {
             return;
@@ -526,6 +535,7 @@ impl Consumers {
         out.push(Action::Cancel { request });
     }
 
+    #[inline]
     fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut Vec<Action>) {
         out.push(Action::Done {
             unit,

@@ -12,15 +12,20 @@
 //! entries live long (a unit that waits 30 s for its give-up, with a million more behind
 //! it). A ring millions of slots wide is cold all over: the slot a new id takes was last
 //! touched a lap of the buffer ago, and the front walks over slots emptied long since.
-//! So the ring holds at most [`WINDOW`] ids; when a new id would make it wider, its oldest
-//! entry moves to a hash map (the stragglers: a few percent at most, and not the entries
-//! events touch often). The ring's buffer then stays small enough to stay in cache.
+//! So the ring spans at most [`WINDOW`] ids; when a new id would make it wider, the front
+//! moves up to make room and the entries it passes move to a hash map (the stragglers: a
+//! few percent at most, and not the entries events touch often). The ring's buffer then
+//! stays small enough to stay in cache.
+//!
+//! Why a fixed buffer indexed by `id & mask`: the id's slot is one mask away, with no
+//! pushes and pops at the ends and no wrap-around arithmetic of a `VecDeque` on every
+//! access. The buffer doubles (up to [`WINDOW`] slots) only while the span outgrows it,
+//! so a small run keeps a small one.
 //!
 //! Looked up by id, never iterated, like [`crate::id_map::IdMap`]: the order of a ring
 //! could not leak into a result anyway, but nothing relies on it.
 
 use crate::id_map::IdMap;
-use std::collections::VecDeque;
 
 /// How many consecutive ids the ring spans at most; older entries wait in the spill map.
 /// At 100,000 new ids a second, 0.16 s: longer than most units of work and logical
@@ -43,12 +48,17 @@ pub const WINDOW: usize = 1 << 14;
 /// ```
 #[derive(Debug, Clone)]
 pub struct IdRing<V> {
-    /// The id of `slots[0]`.
+    /// The ring spans the ids `base..end` (`end - base <= slots.len()`); every slot
+    /// outside the span is empty.
     base: u64,
-    slots: VecDeque<Option<V>>,
+    end: u64,
+    /// The entry of id `i` of the span is at `i & (slots.len() - 1)`; the length is 0 or a
+    /// power of two, at most [`WINDOW`].
+    slots: Vec<Option<V>>,
     /// Entries in `slots`.
     in_ring: usize,
-    /// Entries with an id below `base`.
+    /// Entries whose id is outside the span: below `base` (they spilled, or came late), or
+    /// `u64::MAX`, which no span can end after.
     spilled: IdMap<V>,
 }
 
@@ -56,7 +66,8 @@ impl<V> Default for IdRing<V> {
     fn default() -> Self {
         IdRing {
             base: 0,
-            slots: VecDeque::new(),
+            end: 0,
+            slots: Vec::new(),
             in_ring: 0,
             spilled: IdMap::default(),
         }
@@ -74,28 +85,39 @@ impl<V> IdRing<V> {
         self.len() == 0
     }
 
-    /// Where `id` is in the ring: `Err` if it is below the ring (in the spill map, if
-    /// anywhere), `Ok(None)` if past its end.
-    fn index(&self, id: u64) -> Result<Option<usize>, ()> {
-        let Some(i) = id.checked_sub(self.base) else {
-            return Err(());
-        };
-        Ok(usize::try_from(i).ok().filter(|&i| i < self.slots.len()))
+    /// The slot of `id`, which must be in the span.
+    #[inline]
+    fn at(&self, id: u64) -> usize {
+        id as usize & (self.slots.len() - 1)
+    }
+
+    #[inline]
+    fn in_span(&self, id: u64) -> bool {
+        self.base <= id && id < self.end
     }
 
     /// The entry of `id`.
+    #[inline]
     pub fn get(&self, id: u64) -> Option<&V> {
-        match self.index(id) {
-            Ok(i) => self.slots.get(i?)?.as_ref(),
-            Err(()) => self.spilled.get(&id),
+        if self.in_span(id) {
+            self.slots[self.at(id)].as_ref()
+        } else if id < self.base || id == u64::MAX {
+            self.spilled.get(&id)
+        } else {
+            None
         }
     }
 
     /// The entry of `id`, mutably.
+    #[inline]
     pub fn get_mut(&mut self, id: u64) -> Option<&mut V> {
-        match self.index(id) {
-            Ok(i) => self.slots.get_mut(i?)?.as_mut(),
-            Err(()) => self.spilled.get_mut(&id),
+        if self.in_span(id) {
+            let i = self.at(id);
+            self.slots[i].as_mut()
+        } else if id < self.base || id == u64::MAX {
+            self.spilled.get_mut(&id)
+        } else {
+            None
         }
     }
 
@@ -106,72 +128,89 @@ impl<V> IdRing<V> {
 
     /// Sets the entry of `id`, returning the one it replaces. An id below the ring goes to
     /// the spill map (correct, but not what the ring is for).
+    #[inline]
     pub fn insert(&mut self, id: u64, v: V) -> Option<V> {
         // An empty ring starts again at `id`, but never goes back below ids that spilled:
         // every id in the spill map stays below `base`.
-        if self.slots.is_empty() && id >= self.base {
+        if self.in_ring == 0 && id >= self.base {
             self.base = id;
+            self.end = id;
         }
-        let Some(i) = id.checked_sub(self.base) else {
+        if id < self.base || id == u64::MAX {
             return self.spilled.insert(id, v);
-        };
-        let i = match usize::try_from(i) {
-            Ok(i) if i < WINDOW => i,
-            // Far ahead: the whole ring spills, and the ring starts again at `id`.
-            _ => {
-                self.spill_all();
-                self.base = id;
-                0
-            }
-        };
-        if i == self.slots.len() {
-            // The usual case, the next id: one push, not a resize.
-            self.slots.push_back(None);
-        } else if i > self.slots.len() {
-            self.slots.resize_with(i + 1, || None);
         }
+        if id >= self.end {
+            if id - self.base >= WINDOW as u64 {
+                self.make_room(id);
+            }
+            let span = (id + 1 - self.base) as usize;
+            if span > self.slots.len() {
+                self.grow(span);
+            }
+            self.end = id + 1;
+        }
+        let i = self.at(id);
         let old = self.slots[i].replace(v);
         if old.is_none() {
             self.in_ring += 1;
-        }
-        while self.slots.len() > WINDOW {
-            self.spill_front();
         }
         old
     }
 
     /// Removes and returns the entry of `id`; the ring's front moves past the empty slots.
+    #[inline]
     pub fn remove(&mut self, id: u64) -> Option<V> {
-        let i = match self.index(id) {
-            Ok(i) => i?,
-            Err(()) => return self.spilled.remove(&id),
-        };
+        if !self.in_span(id) {
+            if id < self.base || id == u64::MAX {
+                return self.spilled.remove(&id);
+            }
+            return None;
+        }
+        let i = self.at(id);
         let v = self.slots[i].take()?;
         self.in_ring -= 1;
-        self.trim();
+        if id == self.base {
+            self.trim();
+        }
         Some(v)
     }
 
-    /// Moves the front slot's entry, if any, to the spill map, and trims.
-    fn spill_front(&mut self) {
-        if let Some(Some(v)) = self.slots.pop_front() {
-            self.in_ring -= 1;
-            self.spilled.insert(self.base, v);
+    /// Moves the front up so that the span can take `id` (`id - base >= WINDOW`): the
+    /// entries it passes spill.
+    fn make_room(&mut self, id: u64) {
+        let new_base = id + 1 - WINDOW as u64;
+        let stop = self.end.min(new_base);
+        while self.base < stop {
+            let i = self.at(self.base);
+            if let Some(v) = self.slots[i].take() {
+                self.in_ring -= 1;
+                self.spilled.insert(self.base, v);
+            }
+            self.base += 1;
         }
-        self.base += 1;
+        self.base = new_base;
+        self.end = self.end.max(new_base);
         self.trim();
     }
 
-    fn spill_all(&mut self) {
-        while !self.slots.is_empty() {
-            self.spill_front();
+    /// A buffer of at least `span` slots (a power of two, at most [`WINDOW`]), the entries
+    /// moved to their new places.
+    fn grow(&mut self, span: usize) {
+        let n = span.next_power_of_two().clamp(16, WINDOW);
+        let mut slots: Vec<Option<V>> = Vec::with_capacity(n);
+        slots.resize_with(n, || None);
+        if !self.slots.is_empty() {
+            for id in self.base..self.end {
+                let i = self.at(id);
+                slots[id as usize & (n - 1)] = self.slots[i].take();
+            }
         }
+        self.slots = slots;
     }
 
-    /// Drops the empty slots at the front.
+    /// Moves the front past the empty slots.
     fn trim(&mut self) {
-        while let Some(None) = self.slots.front() {
-            self.slots.pop_front();
+        while self.base < self.end && self.slots[self.at(self.base)].is_none() {
             self.base += 1;
         }
     }
@@ -206,7 +245,7 @@ mod tests {
             assert_eq!(r.remove(id), m.remove(&id));
         }
         assert!(r.is_empty());
-        assert!(r.slots.is_empty());
+        assert_eq!(r.base, r.end);
         assert_eq!(r.insert(3, 1), None);
         assert_eq!(r.get_mut(3), Some(&mut 1));
         assert!(r.contains_key(3) && !r.contains_key(2));
@@ -286,6 +325,9 @@ mod tests {
         assert_eq!(r.remove(0), Some(0));
         assert_eq!(r.len(), before - 1);
         // An id far ahead of the ring spills the ring whole.
+        r.insert(n + 10 * WINDOW as u64, 8);
+        assert_eq!(r.get(n - 1), Some(&(n - 1)));
+        assert_eq!(r.remove(n + 10 * WINDOW as u64), Some(8));
         r.insert(u64::MAX - 1, 7);
         assert_eq!(r.get(n - 1), Some(&(n - 1)));
         assert_eq!(r.get(u64::MAX - 1), Some(&7));

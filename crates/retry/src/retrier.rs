@@ -141,6 +141,7 @@ impl Retrier {
     }
 
     /// Starts a logical request at `now`.
+    #[inline]
     pub fn begin(&mut self, now: Duration) -> Request {
         self.counters.requests += 1;
         if let Some(b) = &mut self.budget {
@@ -171,6 +172,7 @@ impl Retrier {
 
     /// The time left before the deadline, to bound the next attempt's timeout; `None`
     /// without a deadline.
+    #[inline]
     pub fn remaining(&self, req: &Request, now: Duration) -> Option<Duration> {
         self.strategy
             .deadline
@@ -180,6 +182,7 @@ impl Retrier {
     /// The timeout for the next attempt: the client's per-attempt timeout, shortened to
     /// what is left of the deadline (`None`: neither applies). Every driver asks this, so
     /// an attempt never outlives its request's deadline anywhere.
+    #[inline]
     pub fn attempt_timeout(
         &self,
         req: &Request,

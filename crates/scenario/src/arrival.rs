@@ -35,6 +35,7 @@ impl Arrivals {
 
 impl Iterator for Arrivals {
     type Item = Duration;
+    #[inline]
     fn next(&mut self) -> Option<Duration> {
         if self.left == 0 {
             return None;

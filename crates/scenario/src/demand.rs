@@ -115,6 +115,7 @@ impl Demand {
 
 impl Iterator for Demand {
     type Item = Unit;
+    #[inline]
     fn next(&mut self) -> Option<Unit> {
         match self {
             Demand::Generated {

@@ -161,6 +161,7 @@ impl From<BoundedDuration> for Duration {
 /// `secs` seconds of a random draw, clamped to `0..=MAX_DURATION` (NaN is 0): for values
 /// computed from bounded inputs whose tail may still stray (a log-normal service time, a
 /// Poisson gap at a tiny rate).
+#[inline]
 pub fn saturating_secs(secs: f64) -> Duration {
     if secs >= MAX_DURATION.as_secs_f64() {
         MAX_DURATION

@@ -51,36 +51,79 @@ impl Upstream {
     }
 
     /// Decides the fate of a request arriving at `t` (from the start of the run).
+    ///
+    /// Builds the service-time distribution for this one draw; a caller that draws many
+    /// fates keeps [`Upstream::rules`] and calls [`FateRules::fate`], the same rules.
     pub fn fate<R: Rng + ?Sized>(&self, t: Duration, rng: &mut R) -> Fate {
-        let inc = self.incident_at(t);
+        self.rules().fate(t, rng)
+    }
+
+    /// The fault rules with the service-time distribution built once.
+    pub fn rules(&self) -> FateRules<'_> {
+        FateRules {
+            upstream: self,
+            service: self.service_time.sampler(),
+        }
+    }
+}
+
+/// [`Upstream::fate`] with the service-time distribution built once, for a server that
+/// draws millions of fates (a log-normal's parameters are two logarithms per draw
+/// otherwise). Draws the same numbers in the same order as [`Upstream::fate`], which
+/// calls it.
+#[derive(Clone, Copy, Debug)]
+pub struct FateRules<'a> {
+    upstream: &'a Upstream,
+    service: ServiceSampler,
+}
+
+impl FateRules<'_> {
+    /// Decides the fate of a request arriving at `t` (from the start of the run): see
+    /// the module docs for the order of decision.
+    pub fn fate<R: Rng + ?Sized>(&self, t: Duration, rng: &mut R) -> Fate {
+        let up = self.upstream;
+        let inc = up.incident_at(t);
         if let Some(i) = inc.filter(|i| i.hold) {
             return Fate::Hold {
                 until: i.end(),
                 answer: i.hold_answer,
             };
         }
-        let error = inc.and_then(|i| i.error_rate).unwrap_or(self.error_rate);
-        let reset = inc.and_then(|i| i.reset_rate).unwrap_or(self.reset_rate);
+        let error = inc.and_then(|i| i.error_rate).unwrap_or(up.error_rate);
+        let reset = inc.and_then(|i| i.reset_rate).unwrap_or(up.reset_rate);
         let u: f64 = rng.random();
         if u < error {
             return Fate::Error503;
         }
         if u < error + reset {
             return Fate::Reset {
-                after: self.reset_after,
+                after: up.reset_after,
             };
         }
         let slowdown = inc.map_or(1.0, |i| i.slowdown);
-        if u < error + reset + self.stall_rate {
+        if u < error + reset + up.stall_rate {
             return Fate::Work {
-                service: self.stall.mul_f64(slowdown),
+                service: slowed(up.stall, slowdown),
                 stalled: true,
             };
         }
         Fate::Work {
-            service: self.service_time.sample(rng).mul_f64(slowdown),
+            service: slowed(self.service.sample(rng), slowdown),
             stalled: false,
         }
+    }
+}
+
+/// `d.mul_f64(slowdown)`, without the two float conversions when `slowdown` is 1 (no
+/// incident: nearly every request). That is the same value: `mul_f64` goes through
+/// `as_secs_f64`, which is within 0.12 ns of `d` below 2^20 s, and back through
+/// `from_secs_f64`, which rounds to the nearest nanosecond, so `d` itself (the test
+/// `slowing_by_one_is_the_identity` checks it). Longer durations take the general path.
+fn slowed(d: Duration, slowdown: f64) -> Duration {
+    if slowdown == 1.0 && d.as_secs() < 1 << 20 {
+        d
+    } else {
+        d.mul_f64(slowdown)
     }
 }
 
@@ -90,22 +133,23 @@ const Z99: f64 = 2.326_347_874_040_841;
 impl ServiceTime {
     /// Draws one service time.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Duration {
-        let ms = match *self {
-            ServiceTime::Constant { ms } => ms,
-            ServiceTime::Exponential { mean_ms } => match Exp::new(1.0 / mean_ms) {
-                Ok(d) => d.sample(rng),
-                Err(_) => 0.0,
-            },
+        self.sampler().sample(rng)
+    }
+
+    /// The distribution, built once for many draws ([`ServiceTime::sample`] builds it at
+    /// every draw).
+    pub fn sampler(&self) -> ServiceSampler {
+        ServiceSampler(match *self {
+            ServiceTime::Constant { ms } => Sampler::Constant(ms),
+            ServiceTime::Exponential { mean_ms } => {
+                Sampler::Exponential(Exp::new(1.0 / mean_ms).ok())
+            }
             ServiceTime::Lognormal { median_ms, p99_ms } => {
                 let mu = median_ms.ln();
                 let sigma = (p99_ms.ln() - mu) / Z99;
-                match LogNormal::new(mu, sigma) {
-                    Ok(d) => d.sample(rng),
-                    Err(_) => median_ms,
-                }
+                Sampler::Lognormal(LogNormal::new(mu, sigma).ok(), median_ms)
             }
-        };
-        crate::duration::saturating_secs(ms / 1000.0)
+        })
     }
 
     /// The distribution's mean, milliseconds (for capacity estimates and M/M/c checks).
@@ -118,6 +162,33 @@ impl ServiceTime {
                 median_ms * (sigma * sigma / 2.0).exp()
             }
         }
+    }
+}
+
+/// A [`ServiceTime`] ready to draw from, from [`ServiceTime::sampler`].
+#[derive(Clone, Copy, Debug)]
+pub struct ServiceSampler(Sampler);
+
+#[derive(Clone, Copy, Debug)]
+enum Sampler {
+    Constant(f64),
+    /// `None`: the mean cannot make a distribution; every draw is 0.
+    Exponential(Option<Exp<f64>>),
+    /// `None`: the percentiles cannot make a distribution; every draw is the median.
+    Lognormal(Option<LogNormal<f64>>, f64),
+}
+
+impl ServiceSampler {
+    /// Draws one service time.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+        let ms = match self.0 {
+            Sampler::Constant(ms) => ms,
+            Sampler::Exponential(Some(d)) => d.sample(rng),
+            Sampler::Exponential(None) => 0.0,
+            Sampler::Lognormal(Some(d), _) => d.sample(rng),
+            Sampler::Lognormal(None, median_ms) => median_ms,
+        };
+        crate::duration::saturating_secs(ms / 1000.0)
     }
 }
 
@@ -217,6 +288,26 @@ mod tests {
         for _ in 0..1000 {
             assert_eq!(up.fate(ms(3500), &mut rng), Fate::Error503);
         }
+    }
+
+    #[test]
+    fn slowing_by_one_is_the_identity() {
+        let mut rng = Pcg64Mcg::seed_from_u64(4);
+        let check = |d: Duration| assert_eq!(slowed(d, 1.0), d.mul_f64(1.0), "{d:?}");
+        for _ in 0..200_000 {
+            let secs = rng.random_range(0..1u64 << 20);
+            let nanos = rng.random_range(0..1_000_000_000);
+            check(Duration::new(secs, nanos));
+            check(Duration::from_nanos(rng.random_range(0..10_000_000_000)));
+        }
+        for d in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new((1 << 20) - 1, 999_999_999),
+        ] {
+            check(d);
+        }
+        assert_eq!(slowed(ms(10), 3.0), ms(30));
     }
 
     #[test]

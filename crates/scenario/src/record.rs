@@ -71,10 +71,11 @@ impl Recorder {
     }
 
     /// Adds one finished logical request.
+    #[inline]
     pub fn record(&mut self, r: &LogicalRecord) {
         let us = (r.latency.as_micros() as u64).clamp(1, 3_600_000_000);
         self.hist.saturating_record(us);
-        let i = (r.intended.as_millis() / BUCKET.as_millis()) as usize;
+        let i = crate::counts::bucket_index(r.intended);
         if i >= self.offered.len() {
             self.offered.resize(i + 1, 0);
         }

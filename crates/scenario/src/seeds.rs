@@ -58,6 +58,7 @@ pub struct ArmSeed(pub u64);
 impl ArmSeed {
     /// The jitter stream of logical request `id` (its arrival index, or the consumers'
     /// request id).
+    #[inline]
     pub fn request(self, id: u64) -> Pcg64Mcg {
         Pcg64Mcg::seed_from_u64(self.0 ^ id.wrapping_mul(REQUEST))
     }

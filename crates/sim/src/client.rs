@@ -134,6 +134,11 @@ impl Client {
         self.retrier.counters().attempts
     }
 
+    /// Whether an owned request finished since the last [`Client::take_finished`].
+    pub(crate) fn has_finished(&self) -> bool {
+        !self.finished.is_empty()
+    }
+
     /// Takes the owned requests that finished since the last call.
     pub(crate) fn take_finished(&mut self, into: &mut Vec<(u64, bool)>) {
         into.append(&mut self.finished);
@@ -240,6 +245,7 @@ impl Client {
     }
 
     /// Starts the next attempt of `req`, if the retrier admits it.
+    #[inline]
     pub(crate) fn attempt(&mut self, s: &mut Schedule<Event>, req: u32) {
         let now = s.now();
         let t = Duration::from_nanos(now);
@@ -281,6 +287,7 @@ impl Client {
     }
 
     /// The request of `id`, if `id` is its current attempt and it is in `phase`.
+    #[inline]
     fn current(&mut self, id: AttemptId, phase: Phase) -> Option<&mut Req> {
         if self.armed.get(id.req as usize) != Some(&id.gen) {
             return None;
@@ -291,6 +298,7 @@ impl Client {
     }
 
     /// Puts attempt `id`, which holds a slot, on the wire.
+    #[inline]
     fn send(&mut self, s: &mut Schedule<Event>, id: AttemptId) {
         let Some(r) = self.reqs.get_mut(id.req as usize) else {
             return;
@@ -301,6 +309,7 @@ impl Client {
     }
 
     /// A slot frees: to the first live waiter, else back to the pool.
+    #[inline]
     fn release(&mut self, s: &mut Schedule<Event>) {
         while let Some(id) = self.waiting.pop_front() {
             if self.current(id, Phase::Waiting).is_some() {
@@ -312,6 +321,7 @@ impl Client {
     }
 
     /// The upstream's answer to `id` arrives.
+    #[inline]
     pub(crate) fn answered(&mut self, s: &mut Schedule<Event>, id: AttemptId, answer: Answer) {
         if self.current(id, Phase::InFlight).is_none() {
             // It timed out first, or was cancelled (then the upstream answered before it
@@ -335,6 +345,7 @@ impl Client {
     }
 
     /// Cancels the timeout of `req`'s current attempt, which is over.
+    #[inline]
     fn disarm(&mut self, s: &mut Schedule<Event>, req: u32) {
         let Some(r) = self.reqs.get_mut(req as usize) else {
             return;
@@ -355,6 +366,7 @@ impl Client {
     }
 
     /// Asks the retrier what follows `outcome`.
+    #[inline]
     fn conclude(&mut self, s: &mut Schedule<Event>, req: u32, outcome: &Outcome) {
         let now = s.now();
         let Some(r) = self.reqs.get_mut(req as usize) else {

@@ -80,6 +80,7 @@ impl<T> Lane<T> {
     /// Queues `item` due at `now + delay`. `now` must not go backwards between calls (the
     /// simulator's clock never does); a `now` earlier than the last is raised to keep the
     /// lane sorted.
+    #[inline]
     pub fn push(&mut self, now: u64, seq: u64, item: T) -> Ticket {
         self.push_at(now.saturating_add(self.delay), seq, item)
     }
@@ -87,6 +88,7 @@ impl<T> Lane<T> {
     /// Queues `item` due at `time`, whatever the lane's delay: for a stream of events that
     /// comes in time order by itself (a time earlier than the last entry's is raised to
     /// it; [`Lane::fits`] says whether it would be). `seq` must not be 0.
+    #[inline]
     pub fn push_at(&mut self, time: u64, seq: u64, item: T) -> Ticket {
         let time = if self.keys.is_empty() {
             time
@@ -106,6 +108,7 @@ impl<T> Lane<T> {
     }
 
     /// Cancels the entry of `ticket`, if it is still queued: it will never be popped.
+    #[inline]
     pub fn cancel(&mut self, ticket: Ticket) {
         let first = self.pushed - self.keys.len() as u64;
         let Some(i) = (ticket.0.get() - 1).checked_sub(first) else {
@@ -133,16 +136,19 @@ impl<T> Lane<T> {
 
     /// Whether an entry due at `time` can join the back of the line without breaking its
     /// order (the clock never goes back, so with a fixed delay it always can).
+    #[inline]
     pub fn fits(&self, time: u64) -> bool {
         self.keys.is_empty() || self.last <= time
     }
 
     /// The earliest entry's key as [`key`] makes it, [`EMPTY`] when there is none.
+    #[inline]
     pub fn head(&self) -> u128 {
         self.head
     }
 
     /// Removes the earliest entry.
+    #[inline]
     pub fn pop(&mut self) -> Option<Entry<T>> {
         let k = self.keys.pop_front()?;
         let item = self.items.pop_front()?;
@@ -156,6 +162,7 @@ impl<T> Lane<T> {
     }
 
     /// Drops cancelled entries off the front and notes the new front's key.
+    #[inline]
     fn settle(&mut self) {
         let n = self.keys.iter().take_while(|&&k| k == CANCELLED).count();
         if n > 0 {

@@ -37,6 +37,11 @@ impl<T> Entry<T> {
     pub fn key(&self) -> (u64, u64) {
         (self.time, self.seq)
     }
+
+    /// The ordering key as one number (one compare instead of a branch per field).
+    fn wide_key(&self) -> u128 {
+        u128::from(self.time) << 64 | u128::from(self.seq)
+    }
 }
 
 impl<T> PartialEq for Entry<T> {
@@ -53,7 +58,7 @@ impl<T> PartialOrd for Entry<T> {
 impl<T> Ord for Entry<T> {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.key().cmp(&self.key())
+        o.wide_key().cmp(&self.wide_key())
     }
 }
 
@@ -130,6 +135,7 @@ impl<T> CalendarQueue<T> {
 
     /// Queues `e`. Any time is accepted, even one before the last popped entry (it then
     /// pops next, in `(time, seq)` order with the others in the current bucket).
+    #[inline]
     pub fn push(&mut self, e: Entry<T>) {
         let b = e.time >> self.shift;
         if b <= self.cursor {
@@ -145,6 +151,7 @@ impl<T> CalendarQueue<T> {
     }
 
     /// The earliest entry, turning the wheel to it if needed.
+    #[inline]
     pub fn peek(&mut self) -> Option<&Entry<T>> {
         if self.current.is_empty() {
             self.advance();
@@ -153,6 +160,7 @@ impl<T> CalendarQueue<T> {
     }
 
     /// Removes and returns the earliest entry.
+    #[inline]
     pub fn pop(&mut self) -> Option<Entry<T>> {
         if self.current.is_empty() {
             self.advance();

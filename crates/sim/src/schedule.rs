@@ -91,6 +91,7 @@ impl<T> Schedule<T> {
     }
 
     /// Schedules `item` at absolute time `time` ns (a time in the past means now).
+    #[inline]
     pub fn at(&mut self, time: u64, item: T) {
         let seq = self.seq();
         self.calendar.push(Entry {
@@ -106,6 +107,7 @@ impl<T> Schedule<T> {
     }
 
     /// Schedules `item` on `lane`, due after the lane's delay; the ticket cancels it.
+    #[inline]
     pub fn via(&mut self, lane: LaneId, item: T) -> Option<Ticket> {
         let seq = self.seq();
         let l = self.lanes.get_mut(lane.0)?;
@@ -116,6 +118,7 @@ impl<T> Schedule<T> {
 
     /// Cancels the event `ticket` names on `lane` (see [`crate::lane`]), if it is still
     /// pending: it will not run.
+    #[inline]
     pub fn cancel(&mut self, lane: LaneId, ticket: Ticket) {
         if let Some(l) = self.lanes.get_mut(lane.0) {
             l.cancel(ticket);
@@ -128,6 +131,7 @@ impl<T> Schedule<T> {
     /// order, O(1)), otherwise on the calendar. The lane's delay plays no part. Either way
     /// it runs in the same `(time, seq)` order: this is only about the cost. The ticket (on
     /// the lane only) cancels it.
+    #[inline]
     pub fn at_in_order(&mut self, lane: LaneId, time: u64, item: T) -> Option<Ticket> {
         let time = time.max(self.now);
         match self.lanes.get_mut(lane.0) {
@@ -145,6 +149,7 @@ impl<T> Schedule<T> {
     }
 
     /// Takes the earliest pending event and moves the clock to it.
+    #[inline]
     pub fn pop(&mut self) -> Option<(u64, T)> {
         let mut best = self
             .calendar

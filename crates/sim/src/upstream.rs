@@ -1,7 +1,8 @@
 //! The upstream on the virtual clock: counts, fates, workers, the FIFO and shedding.
 //!
 //! It mirrors `herd-net`'s upstream (`upstream/handler.rs`, `upstream/capacity.rs`) step by
-//! step, and decides nothing itself: every fate comes from [`herd_scenario::Upstream::fate`],
+//! step, and decides nothing itself: every fate comes from [`herd_scenario::Upstream::fate`]
+//! (its [`herd_scenario::fault::FateRules`], built once),
 //! drawn in arrival order from one RNG seeded with the scenario seed, exactly as the real
 //! upstream draws them.
 //!
@@ -20,6 +21,7 @@
 use crate::event::{Answer, Attempt, Event, Finish};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_scenario::capacity::{Admitted, Capacity};
+use herd_scenario::fault::FateRules;
 use herd_scenario::{Fate, HoldAnswer, Seeds, ServerCounts, ServerEvent, Shed};
 use rand_pcg::Pcg64Mcg;
 use std::time::Duration;
@@ -34,6 +36,8 @@ struct Job {
 /// One arm's upstream.
 pub(crate) struct Server<'a> {
     config: &'a herd_scenario::Upstream,
+    /// `config`'s fault rules, with the service-time distribution built once.
+    rules: FateRules<'a>,
     rng: Pcg64Mcg,
     /// Workers and the line waiting for them.
     capacity: Capacity<Job>,
@@ -47,6 +51,7 @@ impl<'a> Server<'a> {
     pub(crate) fn new(config: &'a herd_scenario::Upstream, seeds: Seeds, down: LaneId) -> Self {
         Server {
             config,
+            rules: config.rules(),
             rng: seeds.faults(),
             capacity: Capacity::new(config.workers, config.queue_limit),
             counts: ServerCounts::new(),
@@ -59,10 +64,12 @@ impl<'a> Server<'a> {
         self.counts
     }
 
+    #[inline]
     fn count(&mut self, t: u64, ev: ServerEvent) {
         self.counts.record(Duration::from_nanos(t), ev);
     }
 
+    #[inline]
     fn answer(&self, s: &mut Schedule<Event>, a: Attempt, answer: Answer) {
         s.via(
             self.down,
@@ -81,7 +88,7 @@ impl<'a> Server<'a> {
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, a: Attempt) {
         let now = s.now();
         self.count(now, ServerEvent::Received);
-        match self.config.fate(Duration::from_nanos(now), &mut self.rng) {
+        match self.rules.fate(Duration::from_nanos(now), &mut self.rng) {
             Fate::Error503 => {
                 self.count(now, ServerEvent::Error503);
                 let hinted = self.hinted();
@@ -123,6 +130,7 @@ impl<'a> Server<'a> {
         }
     }
 
+    #[inline]
     fn start(&mut self, s: &mut Schedule<Event>, job: Job) {
         s.at(
             s.now().saturating_add(job.service),

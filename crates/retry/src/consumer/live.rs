@@ -23,6 +23,7 @@ impl Live {
         }
     }
 
+    #[inline]
     pub(super) fn push(&mut self, request: u64) {
         if self.first == NONE {
             self.first = request;
@@ -32,6 +33,7 @@ impl Live {
     }
 
     /// Forgets `request`, keeping the others in order.
+    #[inline]
     pub(super) fn remove(&mut self, request: u64) {
         if self.first == request {
             self.first = if self.rest.is_empty() {
