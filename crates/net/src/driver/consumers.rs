@@ -73,6 +73,8 @@ pub(super) async fn drive(
     let now = run.now();
     run.machine.start(now, &mut rng, &mut run.actions);
     let mut complete = true;
+    // One wait for the stop for the whole run, not one made and dropped per event.
+    let mut stopped = std::pin::pin!(stop.requested());
     loop {
         run.carry_out();
         let next_unit = run.pending.as_ref().map(|u| epoch + u.at);
@@ -83,7 +85,7 @@ pub(super) async fn drive(
         let far = Instant::now() + Duration::from_secs(3600);
         tokio::select! {
             biased;
-            () = stop.requested() => {
+            () = &mut stopped => {
                 run.abort_all();
                 complete = false;
                 break;

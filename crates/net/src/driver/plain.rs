@@ -142,11 +142,13 @@ impl Lane {
         // The workers, so a stop can abort them (and the requests they hold).
         let mut workers = JoinSet::new();
         let mut complete = true;
+        // One wait for the stop for the whole run, not one made and dropped per arrival.
+        let mut stopped = std::pin::pin!(stop.requested());
         let mine = (0u64..).zip(schedule).skip(lane).step_by(lanes);
         for (i, unit) in mine {
             tokio::select! {
                 biased;
-                () = stop.requested() => {
+                () = &mut stopped => {
                     complete = false;
                     break;
                 }
@@ -169,7 +171,7 @@ impl Lane {
         if complete {
             tokio::select! {
                 biased;
-                () = stop.requested() => complete = false,
+                () = &mut stopped => complete = false,
                 () = async { while workers.join_next().await.is_some() {} } => {}
             }
         }
