@@ -221,19 +221,24 @@ mod tests {
     }
 
     /// How close to on time is a benchmark (`scripts/side-by-side`), not a test: a busy
-    /// CI machine delays any thread. What holds everywhere: never early, and a past
-    /// instant returns at once.
+    /// CI machine delays any thread. What holds everywhere, for gaps spun through, slept
+    /// for, and slept for then spun: never early, and a past instant returns at once.
     #[tokio::test]
     async fn never_early() {
         let mut p = Pacer::new().expect("timer");
-        let start = Instant::now();
-        for i in 1..=50u64 {
-            let at = start + Duration::from_micros(i * 700);
-            p.until(at).await.expect("wait");
-            assert!(Instant::now() >= at, "instant {i} came too early");
+        let mut at = Instant::now();
+        for gap_us in [20u64, 700, 1_500] {
+            for i in 0..20 {
+                at += Duration::from_micros(gap_us);
+                p.until(at).await.expect("wait");
+                assert!(
+                    Instant::now() >= at,
+                    "gap {gap_us} µs, instant {i}: too early"
+                );
+            }
         }
         let before = Instant::now();
-        p.until(start).await.expect("wait");
+        p.until(before).await.expect("wait");
         assert!(before.elapsed() < Duration::from_secs(1));
     }
 }

@@ -24,9 +24,10 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-/// The arrival rate one lane is given at most. A lane spends 15–20 µs of CPU (user and
-/// system) per request on loopback, so one thread keeps up with this many a second;
-/// measured in BENCHMARKS.md ("The driver's workers").
+/// The arrival rate one lane is given at most. A lane spends about 20 µs of CPU (user and
+/// system, its spinning included) per request on loopback at this rate, so one thread
+/// just keeps up; measured in BENCHMARKS.md ("The driver's workers, and gaps spun
+/// through").
 const PER_LANE: f64 = 50_000.0;
 
 /// How many lanes an arm at `rate` arrivals a second gets: one up to [`PER_LANE`], then

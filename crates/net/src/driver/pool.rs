@@ -118,15 +118,15 @@ impl Pool {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Sends `req` (its URI absolute or origin-form) on an idle connection or a new one,
-    /// reads the response whole (its body is discarded) and returns its head. The
-    /// connection goes back to the pool only when the exchange completed; a request
-    /// dropped midway (its timeout) closes it.
+    /// Sends `req` (its URI in origin-form, `/path?query`, as it goes on the wire) on an
+    /// idle connection or a new one, reads the response whole (its body is discarded) and
+    /// returns its head. The connection goes back to the pool only when the exchange
+    /// completed; a request dropped midway (its timeout) closes it.
     pub async fn exchange(
         &self,
         mut req: Request<Empty<Bytes>>,
     ) -> Result<http::response::Parts, PoolError> {
-        origin_form(&mut req, &self.host);
+        with_host(&mut req, &self.host);
         let mut link = self.checkout().await?;
         let sent = link.send.send_request(req);
         let resp = match link.with(pin!(sent)).await {
@@ -183,18 +183,8 @@ impl Pool {
     }
 }
 
-/// The request as a connection sends it: origin-form URI, `Host` from the origin.
-fn origin_form(req: &mut Request<Empty<Bytes>>, host: &HeaderValue) {
-    if req.uri().scheme().is_some() || req.uri().authority().is_some() {
-        let path = req
-            .uri()
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
-        if let Ok(uri) = path.parse() {
-            *req.uri_mut() = uri;
-        }
-    }
+/// `Host` from the origin, unless the request names one.
+fn with_host(req: &mut Request<Empty<Bytes>>, host: &HeaderValue) {
     req.headers_mut()
         .entry(HOST)
         .or_insert_with(|| host.clone());

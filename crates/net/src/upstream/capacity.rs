@@ -75,9 +75,9 @@ impl Capacity {
         admission
     }
 
-    /// Serves a request whose work takes no time, if a worker is free: it takes the
-    /// worker and gives it back in the same instant, which leaves everything as it was,
-    /// so nothing is changed. False: it has to be admitted like any other.
+    /// Whether a request whose work takes no time can be served now without admitting
+    /// it: with a worker free, taking it and giving it back in the same instant would
+    /// leave everything as it was. False: it is admitted like any other.
     pub(crate) fn serve_at_once(&self) -> bool {
         lock(&self.state).has_free_worker()
     }

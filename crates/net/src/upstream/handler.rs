@@ -178,12 +178,6 @@ pub(crate) async fn handle(
                         Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
                     }
                 }
-                // Work that takes no time, on a worker that freed meanwhile.
-                Admission::Now(worker) if service.is_zero() && shared.forward.is_none() => {
-                    drop(worker);
-                    shared.record(ServerEvent::Ok, id);
-                    text_static(StatusCode::OK, "ok\n")
-                }
                 admitted => {
                     if let (Some(forward), Some(req)) = (&shared.forward, req) {
                         let stall = if stalled { service } else { Duration::ZERO };
