@@ -238,12 +238,20 @@ fn control_endpoints_off_loopback_need_the_token() {
 #[test]
 fn an_upstream_on_one_thread_serves_and_counts() {
     let up = Served::start(upstream("127.0.0.1:0", &["--threads", "1"]));
-    let workers = std::fs::read_dir(format!("/proc/{}/task", up.child.id()))
-        .expect("threads")
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .filter(|name| name.trim() == "tokio-rt-worker")
-        .count();
-    assert_eq!(workers, 1, "one runtime worker thread");
+    let workers = || {
+        std::fs::read_dir(format!("/proc/{}/task", up.child.id()))
+            .expect("threads")
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .filter(|name| name.trim() == "tokio-rt-worker")
+            .count()
+    };
+    // The runtime starts its worker threads on their own; the banner may come first.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while workers() == 0 && Instant::now() < deadline {
+        sleep(Duration::from_millis(20));
+    }
+    sleep(Duration::from_millis(200));
+    assert_eq!(workers(), 1, "one runtime worker thread");
     let statuses: Vec<u16> = (0..20).map(|_| get(up.loopback(), "/", "")).collect();
     assert!(
         statuses.iter().all(|s| [200, 503].contains(s)),
