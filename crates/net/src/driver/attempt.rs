@@ -7,10 +7,9 @@
 //! pool never has more connections busy than the scenario says.
 
 use super::pool::{Pool, PoolError};
-use bytes::Bytes;
+use super::wire::WireError;
 use herd_retry::{Failure, Method, Outcome};
 use herd_scenario::{Unit, REQUEST_ID_HEADER};
-use http_body_util::Empty;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;
@@ -47,11 +46,15 @@ impl Call {
     }
 
     /// The request target as a connection sends it (origin-form, `/path?query`): the
-    /// call's path if it has one, else `origin` (the client's URL's, made once).
-    fn target(&self, origin: &http::Uri) -> Result<http::Uri, http::Error> {
+    /// call's path if it has one, else `origin` (the client's URL's, made once). `None`
+    /// when the path is not a valid request target.
+    fn target<'a>(&'a self, origin: &'a str) -> Option<&'a str> {
         match &self.path {
-            Some(path) => Ok(http::Uri::from(path.parse::<http::uri::PathAndQuery>()?)),
-            None => Ok(origin.clone()),
+            Some(path) => path
+                .parse::<http::uri::PathAndQuery>()
+                .is_ok()
+                .then_some(&**path),
+            None => Some(origin),
         }
     }
 
@@ -73,8 +76,8 @@ pub struct HttpClient {
     slots: Arc<Semaphore>,
     uri: http::Uri,
     /// `uri`'s path and query in origin-form, as every request without a path of its own
-    /// is sent (parsed once here, not per request).
-    origin: http::Uri,
+    /// is sent.
+    origin: Arc<str>,
     timeout: Option<Duration>,
 }
 
@@ -85,11 +88,7 @@ impl HttpClient {
         max_connections: usize,
         timeout: Option<Duration>,
     ) -> std::io::Result<Self> {
-        let origin = uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .parse()
-            .map_err(std::io::Error::other)?;
+        let origin = uri.path_and_query().map_or("/", |p| p.as_str()).into();
         Ok(HttpClient {
             pool: Pool::new(&uri)?,
             slots: Arc::new(Semaphore::new(max_connections)),
@@ -153,41 +152,32 @@ impl HttpClient {
             return Outcome::Failed(Failure::Other);
         };
         sent.get_or_insert_with(Instant::now);
-        let Ok(target) = call.target(&self.origin) else {
+        let Some(target) = call.target(&self.origin) else {
             return Outcome::Failed(Failure::Other);
         };
-        let mut req = http::Request::new(Empty::<Bytes>::new());
-        *req.method_mut() = call.http_method();
-        *req.uri_mut() = target;
-        req.headers_mut()
-            .insert(ID_HEADER, http::HeaderValue::from(id));
-        match self.pool.exchange(req).await {
-            Ok(head) => Outcome::from_http(head.status, &head.headers, SystemTime::now()),
+        match self
+            .pool
+            .exchange(call.method.as_str(), target, (REQUEST_ID_HEADER, id))
+            .await
+        {
+            Ok(a) => Outcome::from_response(a.status, a.retry_after.as_deref(), SystemTime::now()),
             Err(PoolError::Connect(e)) => Outcome::Failed(connect_failure(&e)),
-            Err(PoolError::Http(e)) => Outcome::Failed(classify_hyper_error(&e)),
-            Err(PoolError::Closed) => Outcome::Failed(Failure::Closed),
+            Err(PoolError::Wire(WireError::Io(e))) => {
+                Outcome::Failed(Failure::from_io_kind(e.kind()))
+            }
+            Err(PoolError::Wire(WireError::Closed)) => Outcome::Failed(Failure::Closed),
+            Err(PoolError::Wire(WireError::Malformed(why))) => {
+                tracing::debug!("attempt {id}: the response was not HTTP/1.x: {why}");
+                Outcome::Failed(Failure::Other)
+            }
         }
     }
 }
-
-/// [`REQUEST_ID_HEADER`] as a header name, made at compile time.
-const ID_HEADER: http::HeaderName = http::HeaderName::from_static(REQUEST_ID_HEADER);
 
 /// A connection that could not be opened is refused, whatever the OS said.
 fn connect_failure(e: &std::io::Error) -> Failure {
     match Failure::from_error(e) {
         Failure::Other => Failure::Refused,
-        f => f,
-    }
-}
-
-/// hyper's own view first (an incomplete message has no `io::Error` behind it), then the
-/// shared classification.
-fn classify_hyper_error(e: &hyper::Error) -> Failure {
-    match Failure::from_error(e) {
-        Failure::Other if e.is_incomplete_message() || e.is_canceled() || e.is_closed() => {
-            Failure::Closed
-        }
         f => f,
     }
 }

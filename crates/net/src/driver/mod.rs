@@ -31,6 +31,7 @@ mod plain;
 mod pool;
 mod tally;
 mod thread;
+mod wire;
 
 pub use attempt::{Call, HttpClient};
 pub use direct::Direct;
