@@ -15,6 +15,7 @@
 //! A [`Stop`] is one more branch of the loop: it aborts every live request, like a
 //! `Cancel` of each, and ends the arm with the units done so far (see the driver's docs).
 
+use super::pace::Pacer;
 use super::{logical, Call, Driven, HttpClient, Lag, Progress};
 use crate::Stop;
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
@@ -27,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
-use tokio::time::{sleep_until, Instant};
+use tokio::time::Instant;
 
 /// What the loop needs besides the scenario.
 pub(super) struct Parts {
@@ -75,6 +76,10 @@ pub(super) async fn drive(
     let mut complete = true;
     // One wait for the stop for the whole run, not one made and dropped per event.
     let mut stopped = std::pin::pin!(stop.requested());
+    // Units and consumer timers come due on the pacer's microsecond clock, as a plain
+    // arm's arrivals do: on tokio's millisecond timer each would start up to a
+    // millisecond late.
+    let mut pacer = Pacer::new()?;
     loop {
         run.carry_out();
         let next_unit = run.pending.as_ref().map(|u| epoch + u.at);
@@ -82,6 +87,12 @@ pub(super) async fn drive(
             break;
         }
         let next_timer = run.timers.first_key_value().map(|((at, _), _)| epoch + *at);
+        // A timer due no later than the next unit fires first.
+        let (due, timer_first) = match (next_timer, next_unit) {
+            (Some(t), Some(u)) => (Some(t.min(u)), t <= u),
+            (Some(t), None) => (Some(t), true),
+            (None, u) => (u, false),
+        };
         let far = Instant::now() + Duration::from_secs(3600);
         tokio::select! {
             biased;
@@ -91,8 +102,14 @@ pub(super) async fn drive(
                 break;
             }
             Some((request, ok)) = finished.recv() => run.on_finished(request, ok),
-            () = sleep_until(next_timer.unwrap_or(far)), if next_timer.is_some() => run.on_timer(),
-            () = sleep_until(next_unit.unwrap_or(far)), if next_unit.is_some() => run.on_unit(),
+            r = pacer.until(due.unwrap_or(far).into_std()), if due.is_some() => {
+                r?;
+                if timer_first {
+                    run.on_timer();
+                } else {
+                    run.on_unit();
+                }
+            }
         }
     }
     run.finish(complete)
