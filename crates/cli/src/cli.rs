@@ -115,6 +115,10 @@ pub struct BenchArgs {
     /// the run fails.
     #[arg(long, value_name = "N")]
     pub backlog: Option<u64>,
+    /// The real driver's threads per arm (overrides `[load] lanes`; default one per 60,000
+    /// req/s of an arm, up to the cores but one, which is left to the target), as wrk's `-t`.
+    #[arg(long, value_name = "N")]
+    pub lanes: Option<u64>,
     /// Drive the arms straight at `--target` (http): no fault front, no server-side counts
     /// (the table shows "—"). For comparing herd's driver with another load tool against
     /// the same server.

@@ -109,6 +109,7 @@ fn bad_targets_are_refused_naming_the_flag() {
         ),
         (vec!["--direct"], "--target"),
         (vec!["--backlog", "0"], "--backlog"),
+        (vec!["--lanes", "0"], "--lanes"),
     ] {
         let mut all = vec!["bench", file.as_str()];
         all.extend_from_slice(&args);
@@ -161,8 +162,8 @@ fn a_full_backlog_drops_counts_and_fails_the_run() {
     );
 }
 
-/// Above 50,000 req/s an arm is split over lanes (threads of their own, each with every
-/// n-th arrival and its own connections): every arrival is still sent once, the lanes'
+/// An arm split over lanes (`--lanes`: threads of their own, each with every n-th
+/// arrival and its own connections): every arrival is still sent once, the lanes'
 /// attempts add up to what the server saw, and retries still come from one retrier.
 #[test]
 fn an_arm_over_lanes_sends_every_arrival_once() {
@@ -171,7 +172,7 @@ name = "lanes"
 seed = 9
 [load]
 requests = 6000
-rate = 120000
+rate = 30000
 arrival = "constant"
 [client]
 pool_max_connections = 64
@@ -184,7 +185,7 @@ policy = "undici"
 base_ms = 5
 "#;
     let file = scenario_file("driver-lanes", fast);
-    let o = herd(&["bench", &file, "--json", "-", "--quiet"]);
+    let o = herd(&["bench", &file, "--lanes", "2", "--json", "-", "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
     let a = arm(&v, "undici");

@@ -105,6 +105,10 @@ pub struct Load {
     /// bounded memory instead of an ever-growing queue. The simulator has no such
     /// limit (its queue is the model, not the machine).
     pub backlog: usize,
+    /// The real driver's threads (lanes) for one arm, each with its own event loop,
+    /// connections and every n-th arrival, as wrk's `-t`. `None`: by rate, one per
+    /// 60,000 req/s, leaving a core for the target. The simulator has no such thing.
+    pub lanes: Option<usize>,
 }
 
 /// [`Load::backlog`] when the scenario does not set it: far above what a healthy

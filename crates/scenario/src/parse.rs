@@ -267,6 +267,13 @@ impl Check<'_> {
             },
             None => crate::DEFAULT_BACKLOG,
         };
+        let lanes = match l.lanes {
+            Some(n) => match self.count(&k("lanes"), n)? {
+                0 => return Err(self.err(&k("lanes"), "must be at least 1")),
+                n => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            },
+            None => None,
+        };
         Ok(Load {
             requests,
             rate,
@@ -274,6 +281,7 @@ impl Check<'_> {
             method,
             trace,
             backlog,
+            lanes,
         })
     }
 

@@ -58,6 +58,8 @@ pub(crate) struct RawLoad {
     pub time_scale: Option<f64>,
     /// `None`: [`crate::DEFAULT_BACKLOG`].
     pub backlog: Option<i64>,
+    /// `None`: the driver picks by rate.
+    pub lanes: Option<i64>,
 }
 
 impl Default for RawLoad {
@@ -70,6 +72,7 @@ impl Default for RawLoad {
             trace: None,
             time_scale: None,
             backlog: None,
+            lanes: None,
         }
     }
 }

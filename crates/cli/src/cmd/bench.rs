@@ -31,6 +31,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         }
         s.load.backlog = usize::try_from(n).unwrap_or(usize::MAX);
     }
+    if let Some(n) = a.lanes {
+        if n == 0 {
+            return Err(Fail::input(anyhow!("--lanes must be at least 1")));
+        }
+        s.load.lanes = Some(usize::try_from(n).unwrap_or(usize::MAX));
+    }
     let direct = super::target::direct(&a)?;
     if direct.is_none() {
         super::target::apply(&mut s.upstream, a.target.clone(), a.settle)?;

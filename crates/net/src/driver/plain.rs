@@ -24,23 +24,34 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-/// The arrival rate one lane is given at most. A lane spends about 20 µs of CPU (user and
-/// system, its spinning included) per request on loopback at this rate, so one thread
-/// just keeps up; measured in BENCHMARKS.md ("The driver's workers, and gaps spun
-/// through").
-const PER_LANE: f64 = 50_000.0;
+/// The arrival rate one lane is given at most by default. A lane spends about 14 µs of
+/// CPU (user and system) per request on loopback, so one thread keeps up to ~70,000
+/// req/s; 60,000 leaves it room to catch up after a stall. Measured in BENCHMARKS.md
+/// ("The driver speaks HTTP/1.1 itself").
+const PER_LANE: f64 = 60_000.0;
 
-/// How many lanes an arm at `rate` arrivals a second gets: one up to [`PER_LANE`], then
-/// one more per [`PER_LANE`] up to the machine's cores. A lane that fast spins through
-/// the gaps between its arrivals (see `pace::SHORT`) and so holds a core: lanes are
-/// added only when one cannot keep up at all. A real client in the arm (a peer) has one
-/// lane: its own pool serves it.
-fn lanes(rate: f64, exec: &Exec) -> usize {
-    if matches!(exec, Exec::Peer(_)) || !rate.is_finite() || rate <= PER_LANE {
+/// How many lanes an arm gets: `configured` (`[load] lanes`, `--lanes`) if set; else one
+/// per [`PER_LANE`] of its `rate`, up to the machine's cores but one. A lane that fast
+/// spins through the gaps between its arrivals (see `pace::SHORT`) and so holds a core:
+/// lanes on every core leave the target on the same machine no idle CPU to be woken on,
+/// and on two cores two lanes at 60,000 req/s fell behind where one kept up. A real
+/// client in the arm (a peer) has one lane: its own pool serves it.
+fn lanes(rate: f64, configured: Option<usize>, peer: bool, cores: usize) -> usize {
+    if peer {
         return 1;
     }
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    ((rate / PER_LANE).ceil() as usize).clamp(1, cores.max(1))
+    if let Some(n) = configured {
+        return n.max(1);
+    }
+    by_rate(rate, cores)
+}
+
+/// The default lane count for `rate` on `cores` cores.
+fn by_rate(rate: f64, cores: usize) -> usize {
+    if !rate.is_finite() || rate <= PER_LANE {
+        return 1;
+    }
+    ((rate / PER_LANE).ceil() as usize).clamp(1, cores.saturating_sub(1).max(1))
 }
 
 /// Drives arm `index` with `exec` until every arrival is done or `stop` fires (then the
@@ -54,7 +65,9 @@ pub(super) async fn drive(
     progress: Option<Progress>,
     stop: &Stop,
 ) -> io::Result<Driven> {
-    let lanes = lanes(scenario.load.rate, &exec);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let peer = matches!(exec, Exec::Peer(_));
+    let lanes = lanes(scenario.load.rate, scenario.load.lanes, peer, cores);
     let tally = Tally::new(index, progress);
     let backlog = Backlog::new(scenario.load.backlog);
     let exec = Arc::new(exec);
@@ -247,5 +260,29 @@ impl Exec {
             })),
             _ => Ok(self.clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{by_rate, lanes};
+
+    #[test]
+    fn lanes_follow_the_rate_and_leave_a_core() {
+        assert_eq!(by_rate(1_000.0, 8), 1);
+        assert_eq!(by_rate(60_000.0, 8), 1);
+        assert_eq!(by_rate(60_001.0, 8), 2);
+        assert_eq!(by_rate(250_000.0, 8), 5);
+        assert_eq!(by_rate(1e9, 8), 7);
+        assert_eq!(by_rate(1e9, 2), 1);
+        assert_eq!(by_rate(1e9, 1), 1);
+        assert_eq!(by_rate(f64::INFINITY, 8), 1);
+    }
+
+    #[test]
+    fn configured_lanes_win_except_for_a_peer() {
+        assert_eq!(lanes(1_000.0, Some(3), false, 2), 3);
+        assert_eq!(lanes(1e9, None, false, 8), 7);
+        assert_eq!(lanes(1e9, Some(3), true, 8), 1);
     }
 }

@@ -233,6 +233,23 @@ fn command_arms_and_options() {
 }
 
 #[test]
+fn lanes_are_the_drivers_choice_unless_set_and_at_least_one() {
+    assert_eq!(parse(OK, "t.toml").unwrap().load.lanes, None);
+    let s = parse(
+        &OK.replace("rate = 50\n", "rate = 50\nlanes = 3\n"),
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(s.load.lanes, Some(3));
+    let m = msg(&OK.replace("rate = 50\n", "rate = 50\nlanes = 0\n"));
+    assert!(
+        m.starts_with("bad.toml:7:") && m.contains("load.lanes"),
+        "{m}"
+    );
+    assert!(m.contains("at least 1"), "{m}");
+}
+
+#[test]
 fn backlog_defaults_and_must_be_positive() {
     assert_eq!(
         parse(OK, "t.toml").unwrap().load.backlog,
