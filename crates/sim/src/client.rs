@@ -59,6 +59,21 @@ struct Req {
     method: Method,
     /// The consumers' id for the request ([`NO_OWNER`] without consumers).
     owner: u64,
+    /// The consumer timeout its owner armed when it sent it, handed back with it when it
+    /// finishes (see [`Finished`]): kept here, in the slot the finish touches anyway,
+    /// rather than in a map of the driver's from request id to timer.
+    owner_timer: Option<Ticket>,
+}
+
+/// An owned request that finished, for the consumers to take.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Finished {
+    /// The consumers' id for it.
+    pub owner: u64,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The timer [`Client::set_owner_timer`] left with it.
+    pub timer: Option<Ticket>,
 }
 
 /// The owner of a request no consumer sent: it is recorded as a logical request.
@@ -92,8 +107,8 @@ pub(crate) struct Client {
     slots: usize,
     waiting: VecDeque<AttemptId>,
     recorder: Recorder,
-    /// Finished requests that have an owner, `(owner, ok)`, for the consumers to take.
-    finished: Vec<(u64, bool)>,
+    /// Finished requests that have an owner, for the consumers to take.
+    finished: Vec<Finished>,
     /// Cancelled attempts that were on the wire → when the upstream sees their connection
     /// close (cancel + one hop). Kept until the upstream's outcome for the attempt is due
     /// or its answer arrives; empty without cancels, so it costs nothing then.
@@ -135,13 +150,25 @@ impl Client {
     }
 
     /// Whether an owned request finished since the last [`Client::take_finished`].
+    #[inline]
     pub(crate) fn has_finished(&self) -> bool {
         !self.finished.is_empty()
     }
 
     /// Takes the owned requests that finished since the last call.
-    pub(crate) fn take_finished(&mut self, into: &mut Vec<(u64, bool)>) {
+    pub(crate) fn take_finished(&mut self, into: &mut Vec<Finished>) {
         into.append(&mut self.finished);
+    }
+
+    /// Leaves `timer` (its owner's timeout) with the request in `slot`, to be handed back
+    /// in its [`Finished`]; nothing if the slot is free (the request finished at once).
+    #[inline]
+    pub(crate) fn set_owner_timer(&mut self, slot: u32, timer: Option<Ticket>) {
+        if let Some(r) = self.reqs.get_mut(slot as usize) {
+            if r.phase != Phase::Free {
+                r.owner_timer = timer;
+            }
+        }
     }
 
     /// The finished requests.
@@ -170,6 +197,7 @@ impl Client {
             gen: 0,
             phase: Phase::Idle,
             owner,
+            owner_timer: None,
         };
         let req = match self.free.pop() {
             Some(i) => {
@@ -384,7 +412,11 @@ impl Client {
                 s.after(after, Event::Retry(AttemptId { req, gen: r.gen }))
             }
             decision if r.owner != NO_OWNER => {
-                self.finished.push((r.owner, decision == Decision::Success));
+                self.finished.push(Finished {
+                    owner: r.owner,
+                    ok: decision == Decision::Success,
+                    timer: r.owner_timer.take(),
+                });
                 r.phase = Phase::Free;
                 self.free.push(req);
             }
@@ -399,5 +431,13 @@ impl Client {
                 self.free.push(req);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn request_slots_stay_two_cache_lines() {
+        assert!(std::mem::size_of::<super::Req>() <= 128);
     }
 }

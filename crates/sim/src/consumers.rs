@@ -3,12 +3,17 @@
 //! its owner; a `Cancel` invalidates that request's pending events (its generation moves
 //! on, so its answer, timeout and backoff are dropped as stale); an `Arm` is an event on
 //! the schedule; a `Done` unit goes into the recorder, latency from its arrival.
+//!
+//! The consumer timeout armed with a send is left with the request in its client slot
+//! ([`Client::set_owner_timer`]) and comes back with it when it finishes, so that a success
+//! cancels it; the driver keeps a map from request id to client slot only under `abandon`,
+//! the one rule that cancels requests. (The consumers keep their own map of live requests:
+//! without this one, a unit's request touches two id maps, not three.)
 
-use crate::client::Client;
+use crate::client::{Client, Finished};
 use crate::event::Event;
-use crate::lane::Ticket;
 use crate::schedule::{nanos, LaneId, Schedule};
-use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
+use herd_retry::consumer::{Action, ConsumerRules, Consumers, OnTimeout, Timer};
 use herd_retry::id_ring::IdRing;
 use herd_scenario::{ArmSeed, Seeds};
 use herd_scenario::{ConsumerTally, LogicalRecord, Recorder};
@@ -17,12 +22,13 @@ use std::time::Duration;
 /// One arm's consumers and the bookkeeping between their ids and the client's slots.
 pub(crate) struct Driver {
     rules: Consumers,
-    /// Live request id → its client slot and consumer timeout. Looked up, never iterated.
-    slots: IdRing<Sent>,
+    /// Under `abandon` only: live request id → its client slot, for `Cancel`. Looked up,
+    /// never iterated.
+    slots: Option<IdRing<u32>>,
     arm_seed: ArmSeed,
     recorder: Recorder,
     actions: Vec<Action>,
-    finished: Vec<(u64, bool)>,
+    finished: Vec<Finished>,
     /// Lanes for the timers whose delay is fixed by the rules (timeout, give-up, think):
     /// each kind is armed in time order (a give-up armed late, at a unit's first timeout,
     /// still nearly always is), with a million consumers they are most of the pending
@@ -46,8 +52,8 @@ impl Driver {
             timeout: s.add_lane(rules.timeout()),
             give_up: s.add_lane(rules.give_up()),
             think: rules.think().map(|t| s.add_lane(t)),
+            slots: (rules.on_timeout() == OnTimeout::Abandon).then(IdRing::default),
             rules: Consumers::new(rules, count, units),
-            slots: IdRing::default(),
             arm_seed,
             recorder: Recorder::new(),
             actions: Vec::new(),
@@ -75,23 +81,30 @@ impl Driver {
     }
 
     /// Hands the client's finished requests to the consumers (call after every event).
+    #[inline]
     pub(crate) fn collect(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
-        if !client.has_finished() {
-            return; // most events finish no request
+        if client.has_finished() {
+            self.take_finished(s, client); // most events finish no request
         }
+    }
+
+    fn take_finished(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
         client.take_finished(&mut self.finished);
         while !self.finished.is_empty() {
             // Taken and put back, so that the buffer's allocation is reused.
             let mut batch = std::mem::take(&mut self.finished);
-            for (request, ok) in batch.drain(..) {
-                let sent = self.slots.remove(request);
+            for f in batch.drain(..) {
+                if let Some(slots) = &mut self.slots {
+                    slots.remove(f.owner);
+                }
                 // A success ends its unit (or it had ended): the timeout armed when it was
                 // sent can only be stale now, so it leaves the schedule at once instead of
                 // being popped, and found stale, `timeout` later.
-                if let (true, Some(Sent { timer: Some(t), .. })) = (ok, sent) {
+                if let (true, Some(t)) = (f.ok, f.timer) {
                     s.cancel(self.timeout, t);
                 }
-                self.rules.finished(request, ok, now(s), &mut self.actions);
+                self.rules
+                    .finished(f.owner, f.ok, now(s), &mut self.actions);
             }
             self.finished = batch;
             self.apply(s, client);
@@ -102,19 +115,21 @@ impl Driver {
 
     fn apply(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
         let mut actions = std::mem::take(&mut self.actions);
-        // The request of the last `Send`: the consumer timeout armed next is its own.
+        // The client slot of the last `Send`: the consumer timeout armed next is its own.
         let mut last_sent = None;
         for a in actions.drain(..) {
             match a {
                 Action::Send { request, .. } => {
                     let rng = self.arm_seed.request(request);
                     let slot = client.begin(s, rng, request, None);
-                    self.slots.insert(request, Sent { slot, timer: None });
-                    last_sent = Some(request);
+                    if let Some(slots) = &mut self.slots {
+                        slots.insert(request, slot);
+                    }
+                    last_sent = Some(slot);
                 }
                 Action::Cancel { request } => {
-                    if let Some(sent) = self.slots.remove(request) {
-                        client.cancel(s, sent.slot);
+                    if let Some(slot) = self.slots.as_mut().and_then(|m| m.remove(request)) {
+                        client.cancel(s, slot);
                     }
                 }
                 Action::Arm { at, timer } => {
@@ -130,10 +145,8 @@ impl Driver {
                             None
                         }
                     };
-                    if let (Timer::Timeout { .. }, Some(request)) = (timer, last_sent.take()) {
-                        if let Some(sent) = self.slots.get_mut(request) {
-                            sent.timer = ticket;
-                        }
+                    if let (Timer::Timeout { .. }, Some(slot)) = (timer, last_sent.take()) {
+                        client.set_owner_timer(slot, ticket);
                     }
                 }
                 Action::Done { arrived, ok, .. } => self.recorder.record(&LogicalRecord {
@@ -158,15 +171,6 @@ impl Driver {
         });
         self.recorder
     }
-}
-
-/// What the driver keeps for a live logical request.
-#[derive(Clone, Copy, Debug)]
-struct Sent {
-    /// Its slot in the client.
-    slot: u32,
-    /// The consumer timeout armed when it was sent, if that waits on the timeout lane.
-    timer: Option<Ticket>,
 }
 
 fn now(s: &Schedule<Event>) -> Duration {
