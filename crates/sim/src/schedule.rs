@@ -151,10 +151,7 @@ impl<T> Schedule<T> {
     /// Takes the earliest pending event and moves the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, T)> {
-        let mut best = self
-            .calendar
-            .peek()
-            .map_or(lane::EMPTY, |e| lane::key(e.time, e.seq));
+        let mut best = self.calendar.head();
         let mut from = usize::MAX;
         for (i, &k) in self.heads.iter().enumerate() {
             if k < best {
