@@ -120,14 +120,17 @@ struct Arm<'a> {
 }
 
 impl<'a> Arm<'a> {
-    /// Lanes first (both network hops, then attempt timeouts), then the upstream, the
-    /// client and the consumers, who start their first units.
+    /// Lanes first (the network, then attempt timeouts), then the upstream, the client and
+    /// the consumers, who start their first units. Both network hops share one lane: they
+    /// have the same delay, so the events of both come out of it in `(time, seq)` order
+    /// together, exactly as from two, and the schedule compares one lane's head fewer at
+    /// every pop.
     fn wire(scenario: &'a Scenario, index: usize) -> Self {
         let arm = &scenario.arms[index];
         let mut s = Schedule::new();
         let one_way = network::one_way(&scenario.network);
-        let up = s.add_lane(one_way);
-        let down = s.add_lane(one_way);
+        let net = s.add_lane(one_way);
+        let (up, down) = (net, net);
         let timeouts = scenario.client.attempt_timeout.map(|t| s.add_lane(t));
         let upstream = &scenario.upstream;
         let retry_after =

@@ -107,7 +107,7 @@ impl<T> Schedule<T> {
     }
 
     /// Schedules `item` on `lane`, due after the lane's delay; the ticket cancels it.
-    #[inline]
+    #[inline(always)]
     pub fn via(&mut self, lane: LaneId, item: T) -> Option<Ticket> {
         let seq = self.seq();
         let l = self.lanes.get_mut(lane.0)?;
