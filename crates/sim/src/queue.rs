@@ -89,6 +89,11 @@ pub struct CalendarQueue<T> {
     wheel: Vec<Vec<Entry<T>>>,
     /// Bit `i` set when `wheel[i]` is non-empty.
     occupied: Vec<u64>,
+    /// The allocations of buckets drained, for the next buckets to fill: a slot that
+    /// starts empty takes one rather than growing from nothing, so the ring's buffers are
+    /// the few dozen that the buckets in use need, reused while still warm, rather than
+    /// one per slot (16,384 of them, each grown step by step the first time round).
+    spare: Vec<Vec<Entry<T>>>,
     /// Entries on the wheel.
     in_wheel: usize,
     /// Entries beyond the ring's horizon.
@@ -120,6 +125,7 @@ impl<T> CalendarQueue<T> {
             current: Drain::new(shift),
             wheel: (0..n).map(|_| Vec::new()).collect(),
             occupied: vec![0; n / 64],
+            spare: Vec::new(),
             in_wheel: 0,
             far: BinaryHeap::new(),
         }
@@ -144,7 +150,13 @@ impl<T> CalendarQueue<T> {
             self.current.push(e);
         } else if b - self.cursor <= self.mask {
             let i = (b & self.mask) as usize;
-            self.wheel[i].push(e);
+            let bucket = &mut self.wheel[i];
+            if bucket.capacity() == 0 {
+                if let Some(v) = self.spare.pop() {
+                    *bucket = v;
+                }
+            }
+            bucket.push(e);
             self.occupied[i / 64] |= 1 << (i % 64);
             self.in_wheel += 1;
         } else {
@@ -195,8 +207,8 @@ impl<T> CalendarQueue<T> {
             for e in bucket.drain(..) {
                 self.current.push(e);
             }
-            // Keep the emptied bucket's allocation for the bucket that will reuse the slot.
-            self.wheel[i] = bucket;
+            // Keep the emptied bucket's allocation for the next bucket to fill.
+            self.spare.push(bucket);
         } else if let Some(top) = self.far.peek() {
             self.cursor = top.time >> self.shift;
             self.current.start(self.cursor);
