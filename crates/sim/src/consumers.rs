@@ -89,11 +89,11 @@ impl Driver {
     }
 
     fn take_finished(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
+        // The driver's buffer (empty) and the client's trade places: no copy, and both
+        // allocations are reused.
         client.take_finished(&mut self.finished);
         while !self.finished.is_empty() {
-            // Taken and put back, so that the buffer's allocation is reused.
-            let mut batch = std::mem::take(&mut self.finished);
-            for f in batch.drain(..) {
+            for &f in &self.finished {
                 if let Some(slots) = &mut self.slots {
                     slots.remove(f.owner);
                 }
@@ -106,18 +106,18 @@ impl Driver {
                 self.rules
                     .finished(f.owner, f.ok, now(s), &mut self.actions);
             }
-            self.finished = batch;
+            self.finished.clear();
             self.apply(s, client);
             // A send can finish at once (a throttled first attempt): go round again.
             client.take_finished(&mut self.finished);
         }
     }
 
+    /// Carries out the actions the rules just took, and clears them (the buffer is kept).
     fn apply(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
-        let mut actions = std::mem::take(&mut self.actions);
         // The client slot of the last `Send`: the consumer timeout armed next is its own.
         let mut last_sent = None;
-        for a in actions.drain(..) {
+        for &a in &self.actions {
             match a {
                 Action::Send { request, .. } => {
                     let rng = self.arm_seed.request(request);
@@ -157,7 +157,7 @@ impl Driver {
                 }),
             }
         }
-        self.actions = actions;
+        self.actions.clear();
     }
 
     /// The units recorded, with the consumers' tally and the client's attempt count.
