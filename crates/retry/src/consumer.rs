@@ -418,9 +418,10 @@ impl Consumers {
         self.release(consumer);
         if ok {
             // Its unit is done (the request need not leave the unit's list first: the
-            // unit goes with it).
+            // unit goes with it), and `done` pumps the consumer's line: that is the pump
+            // below, which would find nothing more to do.
             if let Some(u) = self.units.remove(unit) {
-                self.done(unit, &u, true, now, out);
+                return self.done(unit, &u, true, now, out);
             }
         } else if let Some(u) = self.units.get_mut(unit) {
             u.live.remove(request);
@@ -494,7 +495,9 @@ impl Consumers {
 
     fn pump_waiting(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
         let key = u64::from(consumer);
-        while self.has_room(consumer) {
+        // Whether it has a line first: under a cap most consumers have none, and that
+        // takes one lookup, where its room takes another.
+        while self.waiting.contains_key(&key) && self.has_room(consumer) {
             let Some(line) = self.waiting.get_mut(&key) else {
                 return;
             };
