@@ -431,7 +431,7 @@ impl Consumers {
 
     /// `unit`, a live unit of `consumer`, needs a send: now if its consumer has room and
     /// nobody waits ahead of it (a re-send goes ahead), else in line. Whether it was sent.
-    #[inline]
+    #[inline(always)]
     fn want(
         &mut self,
         unit: u64,
@@ -514,7 +514,7 @@ impl Consumers {
     }
 
     /// Sends `unit` (whether it was there to send).
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) -> bool {
         let Some(u) = self.units.get_mut(unit) else {
             return false;

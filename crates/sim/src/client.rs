@@ -329,7 +329,7 @@ impl Client {
     }
 
     /// Puts attempt `id`, which holds a slot, on the wire.
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, s: &mut Schedule<Event>, id: AttemptId) {
         let Some(r) = self.reqs.get_mut(id.req as usize) else {
             return;

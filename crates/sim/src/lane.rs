@@ -104,7 +104,7 @@ impl<T> Lane<T> {
     /// Queues `item` due at `time`, whatever the lane's delay: for a stream of events that
     /// comes in time order by itself (a time earlier than the last entry's is raised to
     /// it; [`Lane::fits`] says whether it would be). `seq` must not be 0.
-    #[inline]
+    #[inline(always)]
     pub fn push_at(&mut self, time: u64, seq: u64, item: T) -> Ticket {
         let queued = self.back - self.front;
         let time = if queued == 0 {

@@ -313,7 +313,7 @@ impl<T> Drain<T> {
         self.next();
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, e: Entry<T>) {
         let j = (e.time >> self.sub_shift)
             .saturating_sub(self.first)
