@@ -411,6 +411,7 @@ impl Consumers {
 
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
+    #[inline]
     pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut Vec<Action>) {
         let Some((consumer, unit)) = self.requests.remove(request) else {
             return;

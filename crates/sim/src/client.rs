@@ -182,6 +182,7 @@ impl Client {
     /// A new logical request, intended now, with its jitter RNG, its owner and its method
     /// (a trace line's; `None`: the client's, `[load] method`); its first attempt starts.
     /// Returns its slot.
+    #[inline(always)]
     pub(crate) fn begin(
         &mut self,
         s: &mut Schedule<Event>,

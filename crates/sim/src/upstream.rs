@@ -142,6 +142,7 @@ impl<'a> Server<'a> {
     }
 
     /// Something started for `a` finishes now.
+    #[inline(always)]
     pub(crate) fn finish(&mut self, s: &mut Schedule<Event>, a: Attempt, what: Finish) {
         let now = s.now();
         let listening = now < a.gone_at;
