@@ -148,9 +148,37 @@ impl<T> Schedule<T> {
         }
     }
 
+    /// The key of an event that the caller keeps outside the schedule (a stream with one
+    /// event pending at a time, such as the arrivals), due at absolute time `time` ns (a
+    /// time in the past means now): it takes the next sequence number, so it runs, by
+    /// [`Schedule::pop_before`] and [`Schedule::run_outside`], exactly where it would
+    /// have run had it been scheduled now.
+    #[inline]
+    pub fn key_outside(&mut self, time: u64) -> u128 {
+        let time = time.max(self.now);
+        lane::key(time, self.seq())
+    }
+
+    /// Runs the event outside the schedule whose key is `k` (from
+    /// [`Schedule::key_outside`], when [`Schedule::pop_before`] said it comes first): the
+    /// clock moves to its time, and it counts as an event taken off the schedule.
+    #[inline]
+    pub fn run_outside(&mut self, k: u128) {
+        self.now = self.now.max((k >> 64) as u64);
+        self.popped += 1;
+    }
+
     /// Takes the earliest pending event and moves the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, T)> {
+        self.pop_before(lane::EMPTY)
+    }
+
+    /// Takes the earliest pending event if it comes before `outside` (the key of an event
+    /// kept outside the schedule, see [`Schedule::key_outside`]; [`lane::EMPTY`] for
+    /// none), and moves the clock to it.
+    #[inline]
+    pub fn pop_before(&mut self, outside: u128) -> Option<(u64, T)> {
         let mut best = self.calendar.head();
         let mut from = usize::MAX;
         for (i, &k) in self.heads.iter().enumerate() {
@@ -158,6 +186,9 @@ impl<T> Schedule<T> {
                 best = k;
                 from = i;
             }
+        }
+        if best >= outside {
+            return None;
         }
         let e = match self.lanes.get_mut(from) {
             Some(l) => {
