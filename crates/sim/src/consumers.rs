@@ -49,8 +49,10 @@ impl Driver {
         arm_seed: ArmSeed,
     ) -> Self {
         Driver {
-            timeout: s.add_lane(rules.timeout()),
-            give_up: s.add_lane(rules.give_up()),
+            // Slow lanes (see `crate::schedule`): a success cancels its timeout, and only
+            // a unit still not done at a timeout arms a give-up, so they are rarely due.
+            timeout: s.add_slow_lane(rules.timeout()),
+            give_up: s.add_slow_lane(rules.give_up()),
             think: rules.think().map(|t| s.add_lane(t)),
             slots: (rules.on_timeout() == OnTimeout::Abandon).then(IdRing::default),
             rules: Consumers::new(rules, count, units),

@@ -140,7 +140,8 @@ impl<'a> Arm<'a> {
         let one_way = network::one_way(&scenario.network);
         let net = s.add_lane(one_way);
         let (up, down) = (net, net);
-        let timeouts = scenario.client.attempt_timeout.map(|t| s.add_lane(t));
+        // A slow lane (see `crate::schedule`): an answer cancels its attempt's timeout.
+        let timeouts = scenario.client.attempt_timeout.map(|t| s.add_slow_lane(t));
         let upstream = &scenario.upstream;
         let retry_after =
             (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
