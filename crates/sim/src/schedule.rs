@@ -169,7 +169,7 @@ impl<T> Schedule<T> {
     }
 
     /// Schedules `item` at absolute time `time` ns (a time in the past means now).
-    #[inline]
+    #[inline(always)]
     pub fn at(&mut self, time: u64, item: T) {
         let seq = self.seq();
         self.calendar.push(Entry {
