@@ -2,10 +2,10 @@
 //!
 //! A network hop (`rtt / 2`) or an attempt timeout is the same delay for every event that
 //! takes it, and events are created in time order, so their due times come out already
-//! sorted: a `VecDeque` is a perfect priority queue for them. So is it for any stream of
-//! events that is produced in time order whatever its delays (the arrival schedule, one
-//! arrival pending at a time). Most of the simulator's events go through a lane and never
-//! touch the [`crate::queue::CalendarQueue`].
+//! sorted: a FIFO ring is a perfect priority queue for them. So is it for any stream of
+//! events that is produced in time order whatever its delays (a consumer's timers, armed
+//! in time order). Most of the simulator's events go through a lane and never touch the
+//! [`crate::queue::CalendarQueue`].
 //!
 //! # Cancelling
 //!
