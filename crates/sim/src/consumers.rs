@@ -12,6 +12,7 @@
 
 use crate::client::{Client, Finished};
 use crate::event::Event;
+use crate::lane::Ticket;
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, OnTimeout, Timer};
 use herd_retry::id_ring::IdRing;
@@ -73,7 +74,20 @@ impl Driver {
     /// A unit arrives at `consumer`.
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, client: &mut Client, consumer: u32) {
         self.rules.arrive(consumer, now(s), &mut self.actions);
-        self.apply(s, client);
+        // Nearly always the unit is sent at once and its timeout armed: done here, as
+        // `apply` would, without its whole machinery.
+        if let [Action::Send { request, .. }, Action::Arm {
+            at,
+            timer: timer @ Timer::Timeout { .. },
+        }] = self.actions[..]
+        {
+            self.actions.clear();
+            let slot = self.send(s, client, request);
+            let ticket = self.arm(s, at, timer);
+            client.set_owner_timer(slot, ticket);
+        } else {
+            self.apply(s, client);
+        }
     }
 
     /// A consumer timer is due.
@@ -126,34 +140,16 @@ impl Driver {
     fn apply(&mut self, s: &mut Schedule<Event>, client: &mut Client) {
         // The client slot of the last `Send`: the consumer timeout armed next is its own.
         let mut last_sent = None;
-        for &a in &self.actions {
-            match a {
-                Action::Send { request, .. } => {
-                    let rng = self.arm_seed.request(request);
-                    let slot = client.begin(s, rng, request, None);
-                    if let Some(slots) = &mut self.slots {
-                        slots.insert(request, slot);
-                    }
-                    last_sent = Some(slot);
-                }
+        for i in 0..self.actions.len() {
+            match self.actions[i] {
+                Action::Send { request, .. } => last_sent = Some(self.send(s, client, request)),
                 Action::Cancel { request } => {
                     if let Some(slot) = self.slots.as_mut().and_then(|m| m.remove(request)) {
                         client.cancel(s, slot);
                     }
                 }
                 Action::Arm { at, timer } => {
-                    let lane = match timer {
-                        Timer::Timeout { .. } => Some(self.timeout),
-                        Timer::GiveUp { .. } => Some(self.give_up),
-                        Timer::Think { .. } => self.think,
-                    };
-                    let ticket = match lane {
-                        Some(l) => s.at_in_order(l, nanos(at), Event::Consumer(timer)),
-                        None => {
-                            s.at(nanos(at), Event::Consumer(timer));
-                            None
-                        }
-                    };
+                    let ticket = self.arm(s, at, timer);
                     if let (Timer::Timeout { .. }, Some(slot)) = (timer, last_sent.take()) {
                         client.set_owner_timer(slot, ticket);
                     }
@@ -164,6 +160,34 @@ impl Driver {
             }
         }
         self.actions.clear();
+    }
+
+    /// Begins logical request `request` in the client; returns its slot.
+    #[inline(always)]
+    fn send(&mut self, s: &mut Schedule<Event>, client: &mut Client, request: u64) -> u32 {
+        let rng = self.arm_seed.request(request);
+        let slot = client.begin(s, rng, request, None);
+        if let Some(slots) = &mut self.slots {
+            slots.insert(request, slot);
+        }
+        slot
+    }
+
+    /// Puts `timer` on the schedule, due at `at`; the ticket cancels it (on a lane only).
+    #[inline(always)]
+    fn arm(&mut self, s: &mut Schedule<Event>, at: Duration, timer: Timer) -> Option<Ticket> {
+        let lane = match timer {
+            Timer::Timeout { .. } => Some(self.timeout),
+            Timer::GiveUp { .. } => Some(self.give_up),
+            Timer::Think { .. } => self.think,
+        };
+        match lane {
+            Some(l) => s.at_in_order(l, nanos(at), Event::Consumer(timer)),
+            None => {
+                s.at(nanos(at), Event::Consumer(timer));
+                None
+            }
+        }
     }
 
     /// Records in `recorder` a unit that arrived at `arrived` and is done now.
