@@ -96,6 +96,9 @@ pub(crate) struct Client {
     retry_after: Option<Duration>,
     wiring: Wiring,
     timeout: Option<u64>,
+    /// `timeout` as a `Duration`, what the retrier takes (converted back once, not at
+    /// every attempt).
+    timeout_d: Option<Duration>,
     one_way: u64,
     reqs: Vec<Req>,
     /// Per slot, the generation of its attempt that is waiting or in flight (0: none).
@@ -131,6 +134,7 @@ impl Client {
             method,
             retry_after,
             timeout: timeout.map(nanos),
+            timeout_d: timeout.map(|t| Duration::from_nanos(nanos(t))),
             one_way: wiring.one_way,
             wiring,
             reqs: Vec::new(),
@@ -292,7 +296,7 @@ impl Client {
         }
         let limit = self
             .retrier
-            .attempt_timeout(&r.request, t, self.timeout.map(Duration::from_nanos))
+            .attempt_timeout(&r.request, t, self.timeout_d)
             .map(nanos);
         r.gen = r.gen.wrapping_add(1).max(1); // 0 means "none" in `armed`
         r.attempts += 1;
