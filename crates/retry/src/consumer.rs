@@ -338,13 +338,12 @@ impl Consumers {
                 give_up_armed: false,
             },
         );
-        self.want(unit, false, now, out);
+        let sent = self.want(unit, consumer, false, now, out);
         // The give-up timer is only needed by a unit still not done at `give_up`. A unit
         // sent now and timing out earlier than that arms it when its first timeout fires
         // (at the same instant as ever): the great majority, done in milliseconds, never
         // put a timer on the schedule that would fire, stale, `give_up` later (with a
         // million consumers, millions of pending events).
-        let sent = self.units.get(unit).is_some_and(|u| u.sends > 0);
         if !sent || self.rules.give_up <= self.rules.timeout {
             self.arm_give_up(unit, out);
         }
@@ -404,7 +403,7 @@ impl Consumers {
                         self.cancel(r, out);
                     }
                 }
-                self.want(unit, true, now, out);
+                self.want(unit, consumer, true, now, out);
                 self.pump(consumer, now, out);
             }
         }
@@ -412,36 +411,43 @@ impl Consumers {
 
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
+    #[inline]
     pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut Vec<Action>) {
         let Some((consumer, unit)) = self.requests.remove(request) else {
             return;
         };
         self.release(consumer);
-        if let Some(u) = self.units.get_mut(unit) {
-            u.live.remove(request);
-            if ok {
-                if let Some(u) = self.units.remove(unit) {
-                    self.done(unit, &u, true, now, out);
-                }
+        if ok {
+            // Its unit is done (the request need not leave the unit's list first: the
+            // unit goes with it), and `done` pumps the consumer's line: that is the pump
+            // below, which would find nothing more to do.
+            if let Some(u) = self.units.remove(unit) {
+                return self.done(unit, &u, true, now, out);
             }
+        } else if let Some(u) = self.units.get_mut(unit) {
+            u.live.remove(request);
         }
         self.pump(consumer, now, out);
     }
 
-    /// `unit` needs a send: now if its consumer has room and nobody waits ahead of it
-    /// (a re-send goes ahead), else in line.
-    #[inline]
-    fn want(&mut self, unit: u64, resend: bool, now: Duration, out: &mut Vec<Action>) {
-        let Some(consumer) = self.units.get(unit).map(|u| u.consumer) else {
-            return;
-        };
+    /// `unit`, a live unit of `consumer`, needs a send: now if its consumer has room and
+    /// nobody waits ahead of it (a re-send goes ahead), else in line. Whether it was sent.
+    #[inline(always)]
+    fn want(
+        &mut self,
+        unit: u64,
+        consumer: u32,
+        resend: bool,
+        now: Duration,
+        out: &mut Vec<Action>,
+    ) -> bool {
         let waiting = !self.waiting.is_empty()
             && self
                 .waiting
                 .get(&u64::from(consumer))
                 .is_some_and(|w| !w.is_empty());
         if self.has_room(consumer) && (resend || !waiting) {
-            self.send(unit, now, out);
+            self.send(unit, now, out)
         } else {
             let line = self.waiting.entry(u64::from(consumer)).or_default();
             if resend {
@@ -449,6 +455,7 @@ impl Consumers {
             } else {
                 line.push_back(unit);
             }
+            false
         }
     }
 
@@ -478,13 +485,20 @@ impl Consumers {
         }
     }
 
+    /// Sends what `consumer` has waiting, as far as it has room.
     #[inline]
     fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
-        if self.waiting.is_empty() {
-            return; // nobody waits anywhere (always so without a cap)
+        // Nobody waits anywhere (always so without a cap): nothing to call.
+        if !self.waiting.is_empty() {
+            self.pump_waiting(consumer, now, out);
         }
+    }
+
+    fn pump_waiting(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
         let key = u64::from(consumer);
-        while self.has_room(consumer) {
+        // Whether it has a line first: under a cap most consumers have none, and that
+        // takes one lookup, where its room takes another.
+        while self.waiting.contains_key(&key) && self.has_room(consumer) {
             let Some(line) = self.waiting.get_mut(&key) else {
                 return;
             };
@@ -495,17 +509,16 @@ impl Consumers {
             if line.is_empty() {
                 self.waiting.remove(&key);
             }
-            // A unit given up while it waited is gone: skip it.
-            if self.units.contains_key(unit) {
-                self.send(unit, now, out);
-            }
+            // A unit given up while it waited is gone: `send` skips it.
+            self.send(unit, now, out);
         }
     }
 
-    #[inline]
-    fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) {
+    /// Sends `unit` (whether it was there to send).
+    #[inline(always)]
+    fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) -> bool {
         let Some(u) = self.units.get_mut(unit) else {
-            return;
+            return false;
         };
         let request = self.next_request;
         self.next_request += 1;
@@ -524,6 +537,7 @@ impl Consumers {
             at: now + self.rules.timeout,
             timer: Timer::Timeout { unit, send },
         });
+        true
     }
 
     fn cancel(&mut self, request: u64, out: &mut Vec<Action>) {

@@ -128,7 +128,7 @@ impl<V> IdRing<V> {
 
     /// Sets the entry of `id`, returning the one it replaces. An id below the ring goes to
     /// the spill map (correct, but not what the ring is for).
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, id: u64, v: V) -> Option<V> {
         // An empty ring starts again at `id`, but never goes back below ids that spilled:
         // every id in the spill map stays below `base`.

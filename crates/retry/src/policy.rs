@@ -152,6 +152,7 @@ impl Policy {
 
     /// Decides what follows an attempt of a `method` request that ended in `outcome`.
     /// On `Retry`, `state` is advanced; call again with the next attempt's outcome.
+    #[inline]
     pub fn decide<R: Rng + ?Sized>(
         &self,
         state: &mut RetryState,

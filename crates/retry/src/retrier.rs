@@ -196,6 +196,7 @@ impl Retrier {
     }
 
     /// Decides what follows an attempt that ended at `now` with `outcome`.
+    #[inline]
     pub fn decide<R: Rng + ?Sized>(
         &mut self,
         req: &mut Request,

@@ -46,6 +46,7 @@ pub enum Fate {
 
 impl Upstream {
     /// The incident active at `t`, if any (the first listed wins when windows overlap).
+    #[inline]
     pub fn incident_at(&self, t: Duration) -> Option<&Incident> {
         self.incidents.iter().find(|i| i.contains(t))
     }
@@ -119,6 +120,7 @@ impl FateRules<'_> {
 /// `as_secs_f64`, which is within 0.12 ns of `d` below 2^20 s, and back through
 /// `from_secs_f64`, which rounds to the nearest nanosecond, so `d` itself (the test
 /// `slowing_by_one_is_the_identity` checks it). Longer durations take the general path.
+#[inline]
 fn slowed(d: Duration, slowdown: f64) -> Duration {
     if slowdown == 1.0 && d.as_secs() < 1 << 20 {
         d

@@ -263,6 +263,7 @@ impl Incident {
     }
 
     /// Whether `t` (from the start of the run) falls inside the window.
+    #[inline]
     pub fn contains(&self, t: Duration) -> bool {
         t >= self.start && t < self.end()
     }

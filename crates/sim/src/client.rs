@@ -59,6 +59,21 @@ struct Req {
     method: Method,
     /// The consumers' id for the request ([`NO_OWNER`] without consumers).
     owner: u64,
+    /// The consumer timeout its owner armed when it sent it, handed back with it when it
+    /// finishes (see [`Finished`]): kept here, in the slot the finish touches anyway,
+    /// rather than in a map of the driver's from request id to timer.
+    owner_timer: Option<Ticket>,
+}
+
+/// An owned request that finished, for the consumers to take.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Finished {
+    /// The consumers' id for it.
+    pub owner: u64,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The timer [`Client::set_owner_timer`] left with it.
+    pub timer: Option<Ticket>,
 }
 
 /// The owner of a request no consumer sent: it is recorded as a logical request.
@@ -81,6 +96,9 @@ pub(crate) struct Client {
     retry_after: Option<Duration>,
     wiring: Wiring,
     timeout: Option<u64>,
+    /// `timeout` as a `Duration`, what the retrier takes (converted back once, not at
+    /// every attempt).
+    timeout_d: Option<Duration>,
     one_way: u64,
     reqs: Vec<Req>,
     /// Per slot, the generation of its attempt that is waiting or in flight (0: none).
@@ -92,8 +110,8 @@ pub(crate) struct Client {
     slots: usize,
     waiting: VecDeque<AttemptId>,
     recorder: Recorder,
-    /// Finished requests that have an owner, `(owner, ok)`, for the consumers to take.
-    finished: Vec<(u64, bool)>,
+    /// Finished requests that have an owner, for the consumers to take.
+    finished: Vec<Finished>,
     /// Cancelled attempts that were on the wire → when the upstream sees their connection
     /// close (cancel + one hop). Kept until the upstream's outcome for the attempt is due
     /// or its answer arrives; empty without cancels, so it costs nothing then.
@@ -116,6 +134,7 @@ impl Client {
             method,
             retry_after,
             timeout: timeout.map(nanos),
+            timeout_d: timeout.map(|t| Duration::from_nanos(nanos(t))),
             one_way: wiring.one_way,
             wiring,
             reqs: Vec::new(),
@@ -135,13 +154,28 @@ impl Client {
     }
 
     /// Whether an owned request finished since the last [`Client::take_finished`].
+    #[inline]
     pub(crate) fn has_finished(&self) -> bool {
         !self.finished.is_empty()
     }
 
-    /// Takes the owned requests that finished since the last call.
-    pub(crate) fn take_finished(&mut self, into: &mut Vec<(u64, bool)>) {
-        into.append(&mut self.finished);
+    /// Takes the owned requests that finished since the last call into `into`, which must
+    /// be empty: the two buffers trade places.
+    #[inline]
+    pub(crate) fn take_finished(&mut self, into: &mut Vec<Finished>) {
+        debug_assert!(into.is_empty());
+        std::mem::swap(&mut self.finished, into);
+    }
+
+    /// Leaves `timer` (its owner's timeout) with the request in `slot`, to be handed back
+    /// in its [`Finished`]; nothing if the slot is free (the request finished at once).
+    #[inline]
+    pub(crate) fn set_owner_timer(&mut self, slot: u32, timer: Option<Ticket>) {
+        if let Some(r) = self.reqs.get_mut(slot as usize) {
+            if r.phase != Phase::Free {
+                r.owner_timer = timer;
+            }
+        }
     }
 
     /// The finished requests.
@@ -152,6 +186,7 @@ impl Client {
     /// A new logical request, intended now, with its jitter RNG, its owner and its method
     /// (a trace line's; `None`: the client's, `[load] method`); its first attempt starts.
     /// Returns its slot.
+    #[inline(always)]
     pub(crate) fn begin(
         &mut self,
         s: &mut Schedule<Event>,
@@ -170,6 +205,7 @@ impl Client {
             gen: 0,
             phase: Phase::Idle,
             owner,
+            owner_timer: None,
         };
         let req = match self.free.pop() {
             Some(i) => {
@@ -260,7 +296,7 @@ impl Client {
         }
         let limit = self
             .retrier
-            .attempt_timeout(&r.request, t, self.timeout.map(Duration::from_nanos))
+            .attempt_timeout(&r.request, t, self.timeout_d)
             .map(nanos);
         r.gen = r.gen.wrapping_add(1).max(1); // 0 means "none" in `armed`
         r.attempts += 1;
@@ -298,7 +334,7 @@ impl Client {
     }
 
     /// Puts attempt `id`, which holds a slot, on the wire.
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, s: &mut Schedule<Event>, id: AttemptId) {
         let Some(r) = self.reqs.get_mut(id.req as usize) else {
             return;
@@ -384,7 +420,11 @@ impl Client {
                 s.after(after, Event::Retry(AttemptId { req, gen: r.gen }))
             }
             decision if r.owner != NO_OWNER => {
-                self.finished.push((r.owner, decision == Decision::Success));
+                self.finished.push(Finished {
+                    owner: r.owner,
+                    ok: decision == Decision::Success,
+                    timer: r.owner_timer.take(),
+                });
                 r.phase = Phase::Free;
                 self.free.push(req);
             }
@@ -399,5 +439,13 @@ impl Client {
                 self.free.push(req);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn request_slots_stay_two_cache_lines() {
+        assert!(std::mem::size_of::<super::Req>() <= 128);
     }
 }

@@ -12,8 +12,6 @@ use herd_scenario::HoldAnswer;
 /// One thing due at one instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Event {
-    /// The next logical request of the arrival schedule is due.
-    Arrive,
     /// A backoff is over: the request's next attempt starts. Carries the generation of
     /// the attempt that failed, so a backoff of a cancelled request is recognised as stale.
     Retry(AttemptId),

@@ -8,8 +8,9 @@
 use crate::client::{Client, Wiring, NO_OWNER};
 use crate::consumers;
 use crate::event::Event;
+use crate::lane;
 use crate::network;
-use crate::schedule::{nanos, LaneId, Schedule};
+use crate::schedule::{nanos, Schedule};
 use crate::upstream::Server;
 use herd_retry::Retrier;
 use herd_scenario::{
@@ -55,15 +56,17 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
     };
     let mut arm = Arm::wire(scenario, index);
     let mut feed = Feed::start(&mut arm.s, demand.by_ref());
-    while let Some((_, ev)) = arm.s.pop() {
-        match ev {
-            Event::Arrive => {
-                if let Some(unit) = feed.due() {
-                    arm.arrive(unit);
-                }
-                feed.schedule_next(&mut arm.s);
+    loop {
+        if let Some((_, ev)) = arm.s.pop_before(feed.key) {
+            arm.handle(ev);
+        } else if feed.key != lane::EMPTY {
+            arm.s.run_outside(feed.key);
+            if let Some(unit) = feed.due() {
+                arm.arrive(unit);
             }
-            ev => arm.handle(ev),
+            feed.schedule_next(&mut arm.s);
+        } else {
+            break; // nothing pending, nothing left to arrive
         }
         arm.collect();
     }
@@ -73,13 +76,18 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
     arm.into_run(error)
 }
 
-/// The arrival schedule, one `Arrive` event pending at a time (a trace is streamed).
-/// Arrivals come in time order, so they wait on a lane of their own rather than in the
-/// calendar's heaps.
+/// The arrival schedule, one arrival pending at a time (a trace is streamed).
+///
+/// The pending arrival is kept here, outside the schedule, under the key the schedule
+/// gives it ([`Schedule::key_outside`]): the loop runs it when it comes before every
+/// event the schedule holds ([`Schedule::pop_before`]), in the same `(time, seq)` order as
+/// if it had waited in a lane of its own (as it once did), without the push and the pop,
+/// and with one lane fewer for every pop to compare.
 struct Feed<I: Iterator<Item = Unit>> {
     units: std::iter::Enumerate<I>,
     next: Option<(usize, Unit)>,
-    lane: LaneId,
+    /// The pending arrival's key, [`lane::EMPTY`] when there is none.
+    key: u128,
 }
 
 impl<I: Iterator<Item = Unit>> Feed<I> {
@@ -88,7 +96,7 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
         let mut feed = Feed {
             units: units.enumerate(),
             next: None,
-            lane: s.add_lane(Duration::ZERO),
+            key: lane::EMPTY,
         };
         feed.schedule_next(s);
         feed
@@ -103,9 +111,10 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
     /// keep their order at equal instants).
     fn schedule_next(&mut self, s: &mut Schedule<Event>) {
         self.next = self.units.next();
-        if let Some((_, u)) = &self.next {
-            s.at_in_order(self.lane, nanos(u.at), Event::Arrive);
-        }
+        self.key = match &self.next {
+            Some((_, u)) => s.key_outside(nanos(u.at)),
+            None => lane::EMPTY,
+        };
     }
 }
 
@@ -120,15 +129,19 @@ struct Arm<'a> {
 }
 
 impl<'a> Arm<'a> {
-    /// Lanes first (both network hops, then attempt timeouts), then the upstream, the
-    /// client and the consumers, who start their first units.
+    /// Lanes first (the network, then attempt timeouts), then the upstream, the client and
+    /// the consumers, who start their first units. Both network hops share one lane: they
+    /// have the same delay, so the events of both come out of it in `(time, seq)` order
+    /// together, exactly as from two, and the schedule compares one lane's head fewer at
+    /// every pop.
     fn wire(scenario: &'a Scenario, index: usize) -> Self {
         let arm = &scenario.arms[index];
         let mut s = Schedule::new();
         let one_way = network::one_way(&scenario.network);
-        let up = s.add_lane(one_way);
-        let down = s.add_lane(one_way);
-        let timeouts = scenario.client.attempt_timeout.map(|t| s.add_lane(t));
+        let net = s.add_lane(one_way);
+        let (up, down) = (net, net);
+        // A slow lane (see `crate::schedule`): an answer cancels its attempt's timeout.
+        let timeouts = scenario.client.attempt_timeout.map(|t| s.add_slow_lane(t));
         let upstream = &scenario.upstream;
         let retry_after =
             (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
@@ -186,7 +199,6 @@ impl<'a> Arm<'a> {
     fn handle(&mut self, ev: Event) {
         let s = &mut self.s;
         match ev {
-            Event::Arrive => {}
             Event::Retry(id) => self.client.retry(s, id),
             Event::AtServer(a) => self.server.arrive(s, a),
             Event::ServerDone { attempt, what } => {

@@ -4,6 +4,16 @@
 //! The schedule hands out one sequence number per insertion, whatever the store, so two
 //! events due at the same nanosecond always run in the order they were scheduled: the run
 //! is a pure function of the scenario and seed.
+//!
+//! # Slow lanes
+//!
+//! Every pop compares the calendar's head with each lane's. Some lanes are rarely the
+//! next due: long timers, most of them cancelled long before they are due (an attempt's
+//! 10 s timeout, a consumer's 3 s one, its 30 s give-up). Those are added with
+//! [`Schedule::add_slow_lane`]: their heads are compared with the rest as one, the
+//! earliest of them, which is worked out again only after one of their heads changed (a
+//! push into an empty slow lane, a cancel or a pop at a front), not at every pop. Which
+//! kind a lane is changes what a pop costs, never what it returns.
 
 use crate::lane::{self, Lane, Ticket};
 use crate::queue::{CalendarQueue, Entry};
@@ -11,7 +21,10 @@ use std::time::Duration;
 
 /// Names one of a [`Schedule`]'s fixed-delay lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaneId(usize);
+pub struct LaneId {
+    index: usize,
+    slow: bool,
+}
 
 /// The clock and the pending events.
 ///
@@ -37,6 +50,15 @@ pub struct Schedule<T> {
     /// scan of a few contiguous numbers: it happens at every pop. Updated by every method
     /// that changes a lane.
     heads: Vec<u128>,
+    /// The slow lanes (see the module docs).
+    slow: Vec<Lane<T>>,
+    /// Each slow lane's head as `slow_best` last saw it.
+    slow_heads: Vec<u128>,
+    /// The earliest of `slow_heads` and its lane, while `!slow_dirty`.
+    slow_best: u128,
+    slow_from: usize,
+    /// Whether a slow lane's head changed since `slow_best` was worked out.
+    slow_dirty: bool,
 }
 
 impl<T> Default for Schedule<T> {
@@ -60,6 +82,11 @@ impl<T> Schedule<T> {
             calendar: CalendarQueue::new(),
             lanes: Vec::new(),
             heads: Vec::new(),
+            slow: Vec::new(),
+            slow_heads: Vec::new(),
+            slow_best: lane::EMPTY,
+            slow_from: 0,
+            slow_dirty: false,
         }
     }
 
@@ -67,7 +94,57 @@ impl<T> Schedule<T> {
     pub fn add_lane(&mut self, delay: Duration) -> LaneId {
         self.lanes.push(Lane::new(nanos(delay)));
         self.heads.push(lane::EMPTY);
-        LaneId(self.lanes.len() - 1)
+        LaneId {
+            index: self.lanes.len() - 1,
+            slow: false,
+        }
+    }
+
+    /// Adds a lane like [`Schedule::add_lane`], for events that are rarely the next due
+    /// (see the module docs).
+    pub fn add_slow_lane(&mut self, delay: Duration) -> LaneId {
+        self.slow.push(Lane::new(nanos(delay)));
+        self.slow_heads.push(lane::EMPTY);
+        LaneId {
+            index: self.slow.len() - 1,
+            slow: true,
+        }
+    }
+
+    #[inline(always)]
+    fn lane_mut(&mut self, id: LaneId) -> Option<&mut Lane<T>> {
+        if id.slow {
+            self.slow.get_mut(id.index)
+        } else {
+            self.lanes.get_mut(id.index)
+        }
+    }
+
+    /// Notes the head of lane `id` after a change to it.
+    #[inline(always)]
+    fn noted(&mut self, id: LaneId) {
+        if id.slow {
+            let h = self.slow[id.index].head();
+            if h != self.slow_heads[id.index] {
+                self.slow_heads[id.index] = h;
+                self.slow_dirty = true;
+            }
+        } else {
+            self.heads[id.index] = self.lanes[id.index].head();
+        }
+    }
+
+    /// Works out the earliest head of the slow lanes again.
+    #[cold]
+    fn settle_slow(&mut self) {
+        self.slow_dirty = false;
+        self.slow_best = lane::EMPTY;
+        for (i, &k) in self.slow_heads.iter().enumerate() {
+            if k < self.slow_best {
+                self.slow_best = k;
+                self.slow_from = i;
+            }
+        }
     }
 
     /// Virtual time, ns since the start of the run.
@@ -82,7 +159,8 @@ impl<T> Schedule<T> {
 
     /// Events still pending.
     pub fn pending(&self) -> usize {
-        self.calendar.len() + self.lanes.iter().map(Lane::len).sum::<usize>()
+        let lanes = self.lanes.iter().chain(&self.slow);
+        self.calendar.len() + lanes.map(Lane::len).sum::<usize>()
     }
 
     fn seq(&mut self) -> u64 {
@@ -91,7 +169,7 @@ impl<T> Schedule<T> {
     }
 
     /// Schedules `item` at absolute time `time` ns (a time in the past means now).
-    #[inline]
+    #[inline(always)]
     pub fn at(&mut self, time: u64, item: T) {
         let seq = self.seq();
         self.calendar.push(Entry {
@@ -107,12 +185,12 @@ impl<T> Schedule<T> {
     }
 
     /// Schedules `item` on `lane`, due after the lane's delay; the ticket cancels it.
-    #[inline]
+    #[inline(always)]
     pub fn via(&mut self, lane: LaneId, item: T) -> Option<Ticket> {
         let seq = self.seq();
-        let l = self.lanes.get_mut(lane.0)?;
-        let ticket = l.push(self.now, seq, item);
-        self.heads[lane.0] = l.head();
+        let now = self.now;
+        let ticket = self.lane_mut(lane)?.push(now, seq, item);
+        self.noted(lane);
         Some(ticket)
     }
 
@@ -120,9 +198,9 @@ impl<T> Schedule<T> {
     /// pending: it will not run.
     #[inline]
     pub fn cancel(&mut self, lane: LaneId, ticket: Ticket) {
-        if let Some(l) = self.lanes.get_mut(lane.0) {
+        if let Some(l) = self.lane_mut(lane) {
             l.cancel(ticket);
-            self.heads[lane.0] = l.head();
+            self.noted(lane);
         }
     }
 
@@ -134,11 +212,12 @@ impl<T> Schedule<T> {
     #[inline]
     pub fn at_in_order(&mut self, lane: LaneId, time: u64, item: T) -> Option<Ticket> {
         let time = time.max(self.now);
-        match self.lanes.get_mut(lane.0) {
+        let seq = self.seq + 1;
+        match self.lane_mut(lane) {
             Some(l) if l.fits(time) => {
-                self.seq += 1;
-                let ticket = l.push_at(time, self.seq, item);
-                self.heads[lane.0] = l.head();
+                let ticket = l.push_at(time, seq, item);
+                self.seq = seq;
+                self.noted(lane);
                 Some(ticket)
             }
             _ => {
@@ -148,13 +227,38 @@ impl<T> Schedule<T> {
         }
     }
 
+    /// The key of an event that the caller keeps outside the schedule (a stream with one
+    /// event pending at a time, such as the arrivals), due at absolute time `time` ns (a
+    /// time in the past means now): it takes the next sequence number, so it runs, by
+    /// [`Schedule::pop_before`] and [`Schedule::run_outside`], exactly where it would
+    /// have run had it been scheduled now.
+    #[inline]
+    pub fn key_outside(&mut self, time: u64) -> u128 {
+        let time = time.max(self.now);
+        lane::key(time, self.seq())
+    }
+
+    /// Runs the event outside the schedule whose key is `k` (from
+    /// [`Schedule::key_outside`], when [`Schedule::pop_before`] said it comes first): the
+    /// clock moves to its time, and it counts as an event taken off the schedule.
+    #[inline]
+    pub fn run_outside(&mut self, k: u128) {
+        self.now = self.now.max((k >> 64) as u64);
+        self.popped += 1;
+    }
+
     /// Takes the earliest pending event and moves the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, T)> {
-        let mut best = self
-            .calendar
-            .peek()
-            .map_or(lane::EMPTY, |e| lane::key(e.time, e.seq));
+        self.pop_before(lane::EMPTY)
+    }
+
+    /// Takes the earliest pending event if it comes before `outside` (the key of an event
+    /// kept outside the schedule, see [`Schedule::key_outside`]; [`lane::EMPTY`] for
+    /// none), and moves the clock to it.
+    #[inline]
+    pub fn pop_before(&mut self, outside: u128) -> Option<(u64, T)> {
+        let mut best = self.calendar.head();
         let mut from = usize::MAX;
         for (i, &k) in self.heads.iter().enumerate() {
             if k < best {
@@ -162,13 +266,30 @@ impl<T> Schedule<T> {
                 from = i;
             }
         }
-        let e = match self.lanes.get_mut(from) {
-            Some(l) => {
-                let e = l.pop();
-                self.heads[from] = l.head();
-                e
-            }
-            None => self.calendar.pop(),
+        if self.slow_dirty {
+            self.settle_slow();
+        }
+        let slow = self.slow_best < best;
+        if slow {
+            best = self.slow_best;
+        }
+        if best >= outside {
+            return None;
+        }
+        let e = if slow {
+            let id = LaneId {
+                index: self.slow_from,
+                slow: true,
+            };
+            let e = self.slow[id.index].pop();
+            self.noted(id);
+            e
+        } else if let Some(l) = self.lanes.get_mut(from) {
+            let e = l.pop();
+            self.heads[from] = l.head();
+            e
+        } else {
+            self.calendar.pop()
         }?;
         self.now = self.now.max(e.time);
         self.popped += 1;
@@ -195,5 +316,30 @@ mod tests {
         assert_eq!(s.pending(), 0);
         s.at(3, 5); // in the past: runs now
         assert_eq!(s.pop(), Some((10, 5)));
+    }
+
+    /// Slow lanes and an event kept outside pop in the same `(time, seq)` order as the
+    /// rest, whatever is cancelled in between.
+    #[test]
+    fn slow_lanes_and_outside_events_keep_the_order() {
+        let mut s = Schedule::new();
+        let fast = s.add_lane(Duration::from_nanos(5));
+        let slow = s.add_slow_lane(Duration::from_nanos(10));
+        let slower = s.add_slow_lane(Duration::from_nanos(20));
+        let t1 = s.via(slow, 1).unwrap(); // t 10
+        s.via(slower, 2); // t 20
+        s.via(fast, 3); // t 5
+        let t4 = s.via(slow, 4).unwrap(); // t 10, after 1
+        let outside = s.key_outside(10); // t 10, after 4
+        s.at(10, 6); // t 10, after the outside one
+        s.cancel(slow, t1);
+        assert_eq!(s.pop_before(outside), Some((5, 3)));
+        assert_eq!(s.pop_before(outside), Some((10, 4)));
+        assert_eq!(s.pop_before(outside), None);
+        s.run_outside(outside);
+        s.cancel(slow, t4); // popped already: no effect
+        let got: Vec<_> = std::iter::from_fn(|| s.pop()).collect();
+        assert_eq!(got, [(10, 6), (20, 2)]);
+        assert_eq!((s.events(), s.pending(), s.now()), (5, 0, 20));
     }
 }

@@ -70,6 +70,11 @@ impl<'a> Server<'a> {
     }
 
     #[inline]
+    fn count_at(&mut self, t: Duration, ev: ServerEvent) {
+        self.counts.record(t, ev);
+    }
+
+    #[inline]
     fn answer(&self, s: &mut Schedule<Event>, a: Attempt, answer: Answer) {
         s.via(
             self.down,
@@ -87,10 +92,11 @@ impl<'a> Server<'a> {
     /// An attempt arrives now.
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, a: Attempt) {
         let now = s.now();
-        self.count(now, ServerEvent::Received);
-        match self.rules.fate(Duration::from_nanos(now), &mut self.rng) {
+        let t = Duration::from_nanos(now);
+        self.count_at(t, ServerEvent::Received);
+        match self.rules.fate(t, &mut self.rng) {
             Fate::Error503 => {
-                self.count(now, ServerEvent::Error503);
+                self.count_at(t, ServerEvent::Error503);
                 let hinted = self.hinted();
                 self.answer(s, a, Answer::Unavailable { hinted });
             }
@@ -118,7 +124,7 @@ impl<'a> Server<'a> {
                     Admitted::Now(job) => self.start(s, job),
                     Admitted::Queued => {}
                     Admitted::Shed(_) => {
-                        self.count(now, ServerEvent::Shed);
+                        self.count_at(t, ServerEvent::Shed);
                         let answer = match self.config.shed {
                             Shed::Reset => Answer::Reset,
                             Shed::Status503 => Answer::Unavailable { hinted: false },
@@ -142,6 +148,7 @@ impl<'a> Server<'a> {
     }
 
     /// Something started for `a` finishes now.
+    #[inline(always)]
     pub(crate) fn finish(&mut self, s: &mut Schedule<Event>, a: Attempt, what: Finish) {
         let now = s.now();
         let listening = now < a.gone_at;
