@@ -10,7 +10,7 @@
 //! - an event due in a future bucket on the ring is pushed onto that bucket's `Vec`, O(1);
 //! - only the bucket being drained is ordered, and only a little at a time: it is cut
 //!   into 64 sub-buckets (16 µs at the simulator's geometry), and each sub-bucket is
-//!   sorted when the cursor reaches it (see [`Drain`]), so ordering work is paid on the
+//!   sorted when the cursor reaches it (see `Drain`), so ordering work is paid on the
 //!   few events due within one sub-bucket, not on everything pending;
 //! - events beyond the ring's horizon wait in a `far` heap and move onto the ring once,
 //!   when the ring turns far enough to hold them;
