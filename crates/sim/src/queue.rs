@@ -441,15 +441,58 @@ mod tests {
         assert_eq!(drain(&mut q), [(20, 1), (1000, 0)]);
     }
 
+    /// A calendar queue and a `BinaryHeap` fed the same entries, popped side by side.
+    struct Twin {
+        q: CalendarQueue<u64>,
+        reference: BinaryHeap<Reverse<(u64, u64)>>,
+        seq: u64,
+    }
+
+    impl Twin {
+        fn new(shift: u32, ring: u32) -> Twin {
+            Twin {
+                q: CalendarQueue::with_geometry(shift, ring),
+                reference: BinaryHeap::new(),
+                seq: 0,
+            }
+        }
+
+        fn push(&mut self, time: u64) {
+            let seq = self.seq;
+            self.q.push(Entry {
+                time,
+                seq,
+                item: seq,
+            });
+            self.reference.push(Reverse((time, seq)));
+            self.seq += 1;
+        }
+
+        /// Pops both and requires the same entry; its time, if any.
+        fn pop(&mut self, what: &str) -> Option<u64> {
+            let got = self.q.pop().map(|e| (e.time, e.item));
+            let want = self.reference.pop().map(|Reverse(k)| k);
+            assert_eq!(got, want, "{what}");
+            assert_eq!(self.q.len(), self.reference.len(), "{what}");
+            got.map(|(t, _)| t)
+        }
+
+        fn drain(&mut self, what: &str) {
+            while !self.reference.is_empty() {
+                self.pop(what);
+            }
+            assert!(self.q.pop().is_none(), "{what}");
+        }
+    }
+
     /// Interleaved pushes and pops, never into the past, against a `BinaryHeap` reference,
     /// for several geometries (tiny rings force traffic through `far`).
     #[test]
     fn matches_a_binary_heap_on_random_workloads() {
         for (seed, shift, ring) in [(1, 4, 6), (2, 10, 6), (3, 20, 14), (4, 0, 8), (5, 16, 10)] {
             let mut rng = Pcg64Mcg::seed_from_u64(seed);
-            let mut q = CalendarQueue::with_geometry(shift, ring);
-            let mut reference = BinaryHeap::new();
-            let (mut now, mut seq) = (0u64, 0u64);
+            let mut twin = Twin::new(shift, ring);
+            let mut now = 0u64;
             for step in 0..200_000 {
                 let pushes = if step % 1000 < 500 { 2 } else { 1 };
                 for _ in 0..pushes {
@@ -459,29 +502,15 @@ mod tests {
                         7 | 8 => rng.random_range(0..5_000_000_000),
                         _ => rng.random_range(0..1u64 << 40),
                     };
-                    let t = now + delay;
-                    q.push(Entry {
-                        time: t,
-                        seq,
-                        item: seq,
-                    });
-                    reference.push(Reverse((t, seq)));
-                    seq += 1;
+                    twin.push(now + delay);
                 }
                 if rng.random_bool(0.6) {
-                    let got = q.pop().map(|e| (e.time, e.item));
-                    let want = reference.pop().map(|Reverse(k)| k);
-                    assert_eq!(got, want, "seed {seed} step {step}");
-                    if let Some((t, _)) = got {
+                    if let Some(t) = twin.pop(&format!("seed {seed} step {step}")) {
                         now = t;
                     }
                 }
-                assert_eq!(q.len(), reference.len());
             }
-            while let Some(Reverse(k)) = reference.pop() {
-                assert_eq!(q.pop().map(|e| e.key()), Some(k), "seed {seed} drain");
-            }
-            assert!(q.pop().is_none());
+            twin.drain(&format!("seed {seed} drain"));
         }
     }
 
@@ -491,9 +520,8 @@ mod tests {
     fn past_times_and_bursts_match_a_binary_heap() {
         for (seed, shift, ring) in [(6, 20, 14), (7, 4, 6), (8, 10, 8)] {
             let mut rng = Pcg64Mcg::seed_from_u64(seed);
-            let mut q = CalendarQueue::with_geometry(shift, ring);
-            let mut reference = BinaryHeap::new();
-            let (mut now, mut seq) = (0u64, 0u64);
+            let mut twin = Twin::new(shift, ring);
+            let mut now = 0u64;
             for step in 0..50_000 {
                 let n = if step % 5000 == 0 { 500 } else { 1 };
                 let burst = now + rng.random_range(0..3_000_000);
@@ -503,27 +531,15 @@ mod tests {
                         _ if n > 1 => burst,
                         _ => now + rng.random_range(0..4_000_000),
                     };
-                    q.push(Entry {
-                        time: t,
-                        seq,
-                        item: seq,
-                    });
-                    reference.push(Reverse((t, seq)));
-                    seq += 1;
+                    twin.push(t);
                 }
                 if rng.random_bool(0.55) {
-                    let got = q.pop().map(|e| (e.time, e.item));
-                    let want = reference.pop().map(|Reverse(k)| k);
-                    assert_eq!(got, want, "seed {seed} step {step}");
-                    if let Some((t, _)) = got {
+                    if let Some(t) = twin.pop(&format!("seed {seed} step {step}")) {
                         now = now.max(t);
                     }
                 }
             }
-            while let Some(Reverse(k)) = reference.pop() {
-                assert_eq!(q.pop().map(|e| e.key()), Some(k), "seed {seed} drain");
-            }
-            assert!(q.pop().is_none());
+            twin.drain(&format!("seed {seed} drain"));
         }
     }
 }
