@@ -81,35 +81,49 @@ pub struct FateRules<'a> {
 impl FateRules<'_> {
     /// Decides the fate of a request arriving at `t` (from the start of the run): see
     /// the module docs for the order of decision.
+    #[inline]
     pub fn fate<R: Rng + ?Sized>(&self, t: Duration, rng: &mut R) -> Fate {
-        let up = self.upstream;
-        let inc = up.incident_at(t);
+        self.upstream.fate_with(&self.service, t, rng)
+    }
+}
+
+impl Upstream {
+    /// [`Upstream::fate`] with `service`, this upstream's [`ServiceTime::sampler`] built
+    /// once by the caller (the network upstream keeps it beside the configuration, the
+    /// simulator in its [`FateRules`]): the one body of the fault rules.
+    pub fn fate_with<R: Rng + ?Sized>(
+        &self,
+        service: &ServiceSampler,
+        t: Duration,
+        rng: &mut R,
+    ) -> Fate {
+        let inc = self.incident_at(t);
         if let Some(i) = inc.filter(|i| i.hold) {
             return Fate::Hold {
                 until: i.end(),
                 answer: i.hold_answer,
             };
         }
-        let error = inc.and_then(|i| i.error_rate).unwrap_or(up.error_rate);
-        let reset = inc.and_then(|i| i.reset_rate).unwrap_or(up.reset_rate);
+        let error = inc.and_then(|i| i.error_rate).unwrap_or(self.error_rate);
+        let reset = inc.and_then(|i| i.reset_rate).unwrap_or(self.reset_rate);
         let u: f64 = rng.random();
         if u < error {
             return Fate::Error503;
         }
         if u < error + reset {
             return Fate::Reset {
-                after: up.reset_after,
+                after: self.reset_after,
             };
         }
         let slowdown = inc.map_or(1.0, |i| i.slowdown);
-        if u < error + reset + up.stall_rate {
+        if u < error + reset + self.stall_rate {
             return Fate::Work {
-                service: slowed(up.stall, slowdown),
+                service: slowed(self.stall, slowdown),
                 stalled: true,
             };
         }
         Fate::Work {
-            service: slowed(self.service.sample(rng), slowdown),
+            service: slowed(service.sample(rng), slowdown),
             stalled: false,
         }
     }

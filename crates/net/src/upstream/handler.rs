@@ -39,6 +39,8 @@ const CONTROL: &str = "/__herd/";
 pub(crate) struct Shared {
     /// The fault and capacity configuration.
     config: herd_scenario::Upstream,
+    /// `config`'s service-time distribution, built once rather than at every request.
+    service: herd_scenario::fault::ServiceSampler,
     /// t = 0.
     epoch: Instant,
     /// The one fault RNG: fates are drawn in arrival order from a single seeded stream.
@@ -74,6 +76,7 @@ impl Shared {
             })
         });
         Shared {
+            service: config.service_time.sampler(),
             config,
             epoch,
             rng: Mutex::new(herd_scenario::Seeds(seed).faults()),
@@ -123,7 +126,9 @@ pub(crate) async fn handle(
     }
     let id = request_id(&req);
     let t = shared.now();
-    let fate = shared.config.fate(t, &mut *lock(&shared.rng));
+    let fate = shared
+        .config
+        .fate_with(&shared.service, t, &mut *lock(&shared.rng));
     // Kept only for a target; otherwise hyper drains any body it can to keep the
     // connection alive.
     let req = match (&fate, &shared.forward) {
