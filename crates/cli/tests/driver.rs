@@ -199,3 +199,83 @@ base_ms = 5
     );
     assert!(a["succeeded"].as_u64().unwrap() >= 5990, "{a}");
 }
+
+/// A server that closes each connection after one answer, counting the connections it
+/// accepted: each request then needs a connection of its own, so the count shows which
+/// connections the requests used.
+fn one_answer_per_connection() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                );
+            });
+        }
+    });
+    (url, accepted)
+}
+
+/// `[client] preconnect` opens its connections before the clock, split over the lanes,
+/// and the requests use them before opening any: 10 requests, each needing a connection
+/// of its own, over 2 lanes with 8 preconnected each, make 16 connections in all (26 if
+/// the preconnected ones sat unused).
+#[test]
+fn preconnected_connections_are_opened_first_and_used() {
+    let (url, accepted) = one_answer_per_connection();
+    let text = ONE_ARM
+        .replace("requests = 200", "requests = 10")
+        .replace("rate = 400", "rate = 100")
+        .replace(
+            "pool_max_connections = 8",
+            "pool_max_connections = 32\npreconnect = 16",
+        );
+    let file = scenario_file("driver-preconnect", &text);
+    let o = herd(&[
+        "bench", &file, "--target", &url, "--direct", "--lanes", "2", "--json", "-", "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    let a = arm(&v, "plain");
+    assert_eq!(a["succeeded"], 10, "{a}");
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 16);
+}
+
+/// Preconnecting to a port nobody listens on fails before the clock, naming the setting.
+#[test]
+fn preconnecting_to_nothing_fails_naming_the_setting() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let text = ONE_ARM.replace(
+        "pool_max_connections = 8",
+        "pool_max_connections = 8\npreconnect = 4",
+    );
+    let file = scenario_file("driver-preconnect-refused", &text);
+    let o = herd(&["bench", &file, "--target", &url, "--direct", "--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[client] preconnect"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -140,6 +140,12 @@ pub enum Arrival {
 pub struct Client {
     /// Most connections the arm's pool opens at once; attempts beyond wait for one.
     pub pool_max_connections: usize,
+    /// Connections herd's driver opens before the clock starts (at most
+    /// `pool_max_connections`; default 0: opened on demand, as a real client opens them).
+    /// A load tool's warm-up, as wrk and oha open their connections first: with it, the
+    /// first arrivals do not wait for handshakes, and a pool large enough to ride out a
+    /// target's stall is there from t = 0. The simulator has no handshakes and ignores it.
+    pub preconnect: usize,
     /// A single attempt's timeout; `None` waits for ever.
     pub attempt_timeout: Option<Duration>,
 }

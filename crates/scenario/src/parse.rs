@@ -291,9 +291,17 @@ impl Check<'_> {
         if pool == 0 {
             return Err(self.err(&k("pool_max_connections"), "must be at least 1"));
         }
+        let preconnect = self.count(&k("preconnect"), c.preconnect)?;
+        if preconnect > pool {
+            return Err(self.err(
+                &k("preconnect"),
+                format!("must be at most pool_max_connections ({pool})"),
+            ));
+        }
         let t = self.ms(&k("attempt_timeout_ms"), c.attempt_timeout_ms)?;
         Ok(Client {
             pool_max_connections: pool as usize,
+            preconnect: preconnect as usize,
             attempt_timeout: (!t.is_zero()).then_some(t),
         })
     }

@@ -104,6 +104,7 @@ fn thirty_s() -> f64 {
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct RawClient {
     pub pool_max_connections: i64,
+    pub preconnect: i64,
     pub attempt_timeout_ms: f64,
 }
 
@@ -111,6 +112,7 @@ impl Default for RawClient {
     fn default() -> Self {
         RawClient {
             pool_max_connections: 256,
+            preconnect: 0,
             attempt_timeout_ms: 0.0,
         }
     }

@@ -74,8 +74,7 @@ impl Call {
 pub struct HttpClient {
     pool: Arc<Pool>,
     slots: Arc<Semaphore>,
-    uri: http::Uri,
-    /// `uri`'s path and query in origin-form, as every request without a path of its own
+    /// The URL's path and query in origin-form, as every request without a path of its own
     /// is sent.
     origin: Arc<str>,
     timeout: Option<Duration>,
@@ -92,7 +91,6 @@ impl HttpClient {
         Ok(HttpClient {
             pool: Pool::new(&uri)?,
             slots: Arc::new(Semaphore::new(max_connections)),
-            uri,
             origin,
             timeout,
         })
@@ -100,12 +98,18 @@ impl HttpClient {
 
     /// The same client (its cap on connections in use, its timeout) with a pool of its
     /// own, for another driving thread: a connection is served by the thread that opened
-    /// it, so no answer has to cross threads.
-    pub(super) fn with_own_pool(&self) -> std::io::Result<Self> {
-        Ok(HttpClient {
-            pool: Pool::new(&self.uri)?,
+    /// it, so no answer has to cross threads. The new pool takes `cold` of this one's
+    /// connections opened before the clock (see [`Pool::preconnect`]).
+    pub(super) fn with_own_pool(&self, cold: usize) -> Self {
+        HttpClient {
+            pool: self.pool.with_cold_share(cold),
             ..self.clone()
-        })
+        }
+    }
+
+    /// Opens `n` connections before the clock starts (`[client] preconnect`).
+    pub(super) async fn preconnect(&self, n: usize) -> std::io::Result<()> {
+        self.pool.preconnect(n).await
     }
 
     /// The client's per-attempt timeout (from the scenario).

@@ -292,6 +292,13 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
                 scenario.client.pool_max_connections,
                 scenario.client.attempt_timeout,
             )?;
+            let warm = scenario.client.preconnect;
+            client.preconnect(warm).await.map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("opening the {warm} connections of [client] preconnect to {url}: {e}"),
+                )
+            })?;
             let retrier = Arc::new(Mutex::new(Retrier::new(*strategy)));
             match (&scenario.consumers, arm.consumers) {
                 (Some(c), Some(rules)) => Ready::Consumers(consumers::Parts {

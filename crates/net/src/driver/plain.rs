@@ -79,7 +79,7 @@ pub(super) async fn drive(
             schedule: arrivals(scenario)?,
             arm_seed: scenario.arm_seed(index),
             method: scenario.load.method,
-            exec: exec.for_lane(lane)?,
+            exec: exec.for_lane(lane, scenario.client.preconnect / lanes),
             tally: tally.clone(),
             backlog: backlog.clone(),
             epoch,
@@ -251,14 +251,15 @@ impl Work {
 
 impl Exec {
     /// The arm's client for lane `lane`: the first lane's is the arm's own; the others
-    /// get pools of their own (see [`super::HttpClient::with_own_pool`]).
-    fn for_lane(self: &Arc<Self>, lane: usize) -> io::Result<Arc<Exec>> {
+    /// get pools of their own, each with `cold` of the connections opened before the clock
+    /// (see [`super::HttpClient::with_own_pool`]).
+    fn for_lane(self: &Arc<Self>, lane: usize, cold: usize) -> Arc<Exec> {
         match &**self {
-            Exec::Replica { client, retrier } if lane > 0 => Ok(Arc::new(Exec::Replica {
-                client: Box::new(client.with_own_pool()?),
+            Exec::Replica { client, retrier } if lane > 0 => Arc::new(Exec::Replica {
+                client: Box::new(client.with_own_pool(cold)),
                 retrier: retrier.clone(),
-            })),
-            _ => Ok(self.clone()),
+            }),
+            _ => self.clone(),
         }
     }
 }

@@ -15,6 +15,13 @@
 //! nobody holds is watched by nobody: a close by the server is noticed when the
 //! connection is next taken (its socket reported readable), as a background task would
 //! have noticed it.
+//!
+//! Connections opened before the clock starts ([`Pool::preconnect`], the scenario's
+//! `[client] preconnect`) wait *cold*: plain sockets registered with no event loop yet,
+//! because the pool's requests run on a driving thread of their own that does not exist
+//! yet (see [`super::thread`]). A cold connection joins the loop of the first request
+//! that takes it, and a lane's pool can be handed its share of them
+//! ([`Pool::with_cold_share`]).
 
 use super::wire::{Answer, Wire, WireError};
 use std::io;
@@ -37,6 +44,8 @@ pub(super) struct Pool {
     /// The `Host` header's value: the URL's authority.
     host: String,
     idle: Mutex<Vec<Wire>>,
+    /// Opened before the clock started, not yet taken by any request.
+    cold: Mutex<Vec<std::net::TcpStream>>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -59,13 +68,38 @@ impl Pool {
             addr: format!("{host}:{port}"),
             host: authority,
             idle: Mutex::new(Vec::new()),
+            cold: Mutex::new(Vec::new()),
         }))
     }
 
+    /// A pool for the same origin holding `share` of this one's cold connections (fewer if
+    /// it has fewer), for another driving thread.
+    pub fn with_cold_share(&self, share: usize) -> Arc<Pool> {
+        let mut cold = lock(&self.cold);
+        let keep = cold.len().saturating_sub(share);
+        Arc::new(Pool {
+            addr: self.addr.clone(),
+            host: self.host.clone(),
+            idle: Mutex::new(Vec::new()),
+            cold: Mutex::new(cold.split_off(keep)),
+        })
+    }
+
+    /// Opens `n` connections now, one after another, and keeps them cold for the requests
+    /// to come. An error (the first connection refused, say) leaves the ones opened.
+    pub async fn preconnect(&self, n: usize) -> io::Result<()> {
+        for _ in 0..n {
+            let stream = TcpStream::connect(&self.addr).await?;
+            stream.set_nodelay(true)?;
+            // Out of this loop, so the driving thread's own loop can take it.
+            let stream = stream.into_std()?;
+            lock(&self.cold).push(stream);
+        }
+        Ok(())
+    }
+
     fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Wire>> {
-        self.idle
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.idle)
     }
 
     /// Sends `method target` (`target` in origin-form, `/path?query`, as it goes on the
@@ -90,16 +124,27 @@ impl Pool {
         Ok(answer)
     }
 
-    /// An idle connection that can take a request, or a new one.
+    /// An idle connection that can take a request, else a cold one, else a new one.
     async fn checkout(&self) -> Result<Wire, PoolError> {
         loop {
-            let Some(mut wire) = self.idle().pop() else {
-                return self.connect().await;
+            let idle = self.idle().pop();
+            let mut wire = match idle {
+                Some(wire) => wire,
+                None => match self.warm_one() {
+                    Some(wire) => wire.map_err(PoolError::Connect)?,
+                    None => return self.connect().await,
+                },
             };
             if wire.usable() {
                 return Ok(wire);
             }
         }
+    }
+
+    /// A cold connection, joined to this thread's loop.
+    fn warm_one(&self) -> Option<io::Result<Wire>> {
+        let stream = lock(&self.cold).pop()?;
+        Some(TcpStream::from_std(stream).map(Wire::new))
     }
 
     async fn connect(&self) -> Result<Wire, PoolError> {
@@ -109,4 +154,9 @@ impl Pool {
         stream.set_nodelay(true).map_err(PoolError::Connect)?;
         Ok(Wire::new(stream))
     }
+}
+
+/// Locks `m`, whether or not a holder panicked (the stacks stay valid either way).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

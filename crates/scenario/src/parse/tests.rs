@@ -250,6 +250,24 @@ fn lanes_are_the_drivers_choice_unless_set_and_at_least_one() {
 }
 
 #[test]
+fn preconnect_defaults_to_none_and_stays_within_the_pool() {
+    assert_eq!(parse(OK, "t.toml").unwrap().client.preconnect, 0);
+    let with = |n: u32| {
+        OK.replace(
+            "[upstream]\n",
+            &format!("[client]\npool_max_connections = 8\npreconnect = {n}\n[upstream]\n"),
+        )
+    };
+    assert_eq!(parse(&with(8), "t.toml").unwrap().client.preconnect, 8);
+    let m = msg(&with(9));
+    assert!(
+        m.starts_with("bad.toml:9:") && m.contains("client.preconnect"),
+        "{m}"
+    );
+    assert!(m.contains("at most pool_max_connections (8)"), "{m}");
+}
+
+#[test]
 fn backlog_defaults_and_must_be_positive() {
     assert_eq!(
         parse(OK, "t.toml").unwrap().load.backlog,
