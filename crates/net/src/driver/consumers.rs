@@ -201,20 +201,21 @@ impl Run {
         self.machine.finished(request, ok, now, &mut self.actions);
     }
 
-    /// The earliest timer is due.
+    /// The earliest timer is due; it fires at the instant it was armed for, as a unit
+    /// arrives at its own (see [`Run::on_unit`]).
     fn on_timer(&mut self) {
-        if let Some((_, timer)) = self.timers.pop_first() {
-            let now = self.now();
-            self.machine.fire(timer, now, &mut self.actions);
+        if let Some(((at, _), timer)) = self.timers.pop_first() {
+            self.machine.fire(timer, at, &mut self.actions);
         }
     }
 
-    /// The next unit of the demand is due.
+    /// The next unit of the demand is due. It arrives at its intended instant, whenever
+    /// the loop got to it: its latency and its consumer's timeout run from there, as in
+    /// the simulator, so a late loop shows as lag and latency, never as a shorter wait.
     fn on_unit(&mut self) {
         if let Some(u) = self.pending.take() {
-            let now = self.now();
-            self.lag.record(now.saturating_sub(u.at));
-            self.machine.arrive(u.consumer, now, &mut self.actions);
+            self.lag.record(self.now().saturating_sub(u.at));
+            self.machine.arrive(u.consumer, u.at, &mut self.actions);
         }
         self.pending = self.demand.next();
     }
