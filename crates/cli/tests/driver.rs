@@ -273,9 +273,55 @@ fn preconnecting_to_nothing_fails_naming_the_setting() {
     let file = scenario_file("driver-preconnect-refused", &text);
     let o = herd(&["bench", &file, "--target", &url, "--direct", "--quiet"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("[client] preconnect"),
-        "{}",
-        stderr(&o)
+    assert!(stderr(&o).contains("[client] preconnect"), "{}", stderr(&o));
+}
+
+/// More connections to preconnect than the process may open: the one sentence with the
+/// limit and how to raise it, exit 1.
+#[test]
+fn preconnecting_past_the_descriptor_limit_is_one_sentence() {
+    let (url, _) = one_answer_per_connection();
+    let text = ONE_ARM.replace(
+        "pool_max_connections = 8",
+        "pool_max_connections = 128\npreconnect = 100",
     );
+    let file = scenario_file("driver-preconnect-fds", &text);
+    // `ulimit -n` lowers both limits, so herd cannot raise its own back.
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -n 64 && exec \"$0\" \"$@\"",
+            env!("CARGO_BIN_EXE_herd"),
+            "bench",
+            &file,
+            "--target",
+            &url,
+            "--direct",
+            "--quiet",
+        ])
+        .output()
+        .expect("herd runs");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    for part in ["out of file descriptors", "64 open at once", "ulimit -n"] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+}
+
+/// Against herd's own upstream, which accepts only once the clock starts: more
+/// preconnected connections than tokio's default accept queue (1024) still all wait in
+/// the kernel's, and the run goes on them.
+#[test]
+fn preconnecting_more_than_a_default_accept_queue_to_the_own_upstream() {
+    let text = ONE_ARM.replace(
+        "pool_max_connections = 8",
+        "pool_max_connections = 1500\npreconnect = 1100",
+    );
+    let file = scenario_file("driver-preconnect-own", &text);
+    let o = herd(&["bench", &file, "--json", "-", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    let a = arm(&v, "plain");
+    assert_eq!(a["succeeded"], 200, "{a}");
+    assert_eq!(a["server_requests"], 200, "{a}");
 }

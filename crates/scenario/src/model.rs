@@ -144,7 +144,9 @@ pub struct Client {
     /// `pool_max_connections`; default 0: opened on demand, as a real client opens them).
     /// A load tool's warm-up, as wrk and oha open their connections first: with it, the
     /// first arrivals do not wait for handshakes, and a pool large enough to ride out a
-    /// target's stall is there from t = 0. The simulator has no handshakes and ignores it.
+    /// target's stall is there from t = 0. herd's own upstream holds up to 4096 of them
+    /// (the kernel's accept queue) until its clock starts. The simulator has no
+    /// handshakes and ignores it; a real client's arm opens its own connections.
     pub preconnect: usize,
     /// A single attempt's timeout; `None` waits for ever.
     pub attempt_timeout: Option<Duration>,

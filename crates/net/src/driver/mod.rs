@@ -294,6 +294,10 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
             )?;
             let warm = scenario.client.preconnect;
             client.preconnect(warm).await.map_err(|e| {
+                // Out of descriptors keeps its code, for the sentence that says so.
+                if crate::fd_limit::exhausted(&e).is_some() {
+                    return e;
+                }
                 io::Error::new(
                     e.kind(),
                     format!("opening the {warm} connections of [client] preconnect to {url}: {e}"),

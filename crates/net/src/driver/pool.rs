@@ -28,6 +28,9 @@ use std::io;
 use std::sync::{Arc, Mutex};
 use tokio::net::TcpStream;
 
+/// How long a connection opened before the clock may take to be accepted.
+const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Why a request got no response.
 #[derive(Debug)]
 pub(super) enum PoolError {
@@ -86,10 +89,23 @@ impl Pool {
     }
 
     /// Opens `n` connections now, one after another, and keeps them cold for the requests
-    /// to come. An error (the first connection refused, say) leaves the ones opened.
+    /// to come. An error (the first connection refused, say) leaves the ones opened. A
+    /// handshake the server leaves unanswered for [`HANDSHAKE`] (its accept queue full,
+    /// say) is an error, not a wait for ever.
     pub async fn preconnect(&self, n: usize) -> io::Result<()> {
-        for _ in 0..n {
-            let stream = TcpStream::connect(&self.addr).await?;
+        for i in 0..n {
+            let stream = tokio::time::timeout(HANDSHAKE, TcpStream::connect(&self.addr))
+                .await
+                .map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "connection {} was not accepted within {} s ({i} were)",
+                            i + 1,
+                            HANDSHAKE.as_secs()
+                        ),
+                    )
+                })??;
             stream.set_nodelay(true)?;
             // Out of this loop, so the driving thread's own loop can take it.
             let stream = stream.into_std()?;

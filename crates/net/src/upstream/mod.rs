@@ -62,10 +62,17 @@ pub use stats::{Stats, StatsReport, TargetTotals, TimedBucket};
 use herd_scenario::ServerCounts;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+/// Connections the kernel completes for the listener before it accepts them (capped by
+/// `net.core.somaxconn`, 4096 on current Linux). A bound upstream does not accept until it
+/// serves, and a driver's preconnected connections (`[client] preconnect`) wait here
+/// meanwhile; tokio's default of 1024 would leave the rest of a larger pool's handshakes
+/// unanswered.
+const ACCEPT_QUEUE: u32 = 4096;
 
 /// A running upstream, serving in a task of its own.
 ///
@@ -145,7 +152,14 @@ impl Bound {
 impl UpstreamServer {
     /// Binds `listen` (port 0 allowed) without serving yet; see [`Bound`].
     pub async fn bind(listen: SocketAddr) -> std::io::Result<Bound> {
-        let listener = TcpListener::bind(listen).await?;
+        let socket = if listen.is_ipv4() {
+            TcpSocket::new_v4()?
+        } else {
+            TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        socket.bind(listen)?;
+        let listener = socket.listen(ACCEPT_QUEUE)?;
         let addr = listener.local_addr()?;
         Ok(Bound { listener, addr })
     }
