@@ -15,8 +15,9 @@
 //! sleep nor spawn. Every input is an event with `now` passed in (a unit arrives, a timer
 //! fires, a logical request finishes) and every output is an [`Action`] the driver carries
 //! out: send, cancel (in production: drop the request's future, and its backoff timer with
-//! it), arm a timer, record a finished unit. A second copy of these rules in a driver
-//! would be a bug; there is none.
+//! it), arm a timer, record a finished unit. The actions go to the driver's [`Sink`] as
+//! they are taken (a `Vec<Action>` is one, for a driver that carries them out later). A
+//! second copy of these rules in a driver would be a bug; there is none.
 //!
 //! ## The rules
 //!
@@ -55,6 +56,7 @@ use crate::id_map::IdMap;
 use crate::id_ring::IdRing;
 use live::Live;
 use rand::Rng;
+pub use sink::Sink;
 use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
@@ -307,13 +309,13 @@ impl Consumers {
 
     /// Closed loop: arms every consumer's first unit at a random offset in `[0, think)`.
     /// Does nothing for an open loop.
-    pub fn start<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R, out: &mut Vec<Action>) {
+    pub fn start<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R, out: &mut impl Sink) {
         let Some(think) = self.rules.think else {
             return;
         };
         for consumer in 0..self.count {
             let at = now + think.mul_f64(rng.random::<f64>());
-            out.push(Action::Arm {
+            out.act(Action::Arm {
                 at,
                 timer: Timer::Think { consumer },
             });
@@ -321,7 +323,7 @@ impl Consumers {
     }
 
     /// A unit of work arrives at `consumer` (open loop; a consumer out of range is ignored).
-    pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+    pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
         if consumer >= self.count {
             return;
         }
@@ -352,11 +354,11 @@ impl Consumers {
 
     /// Arms `unit`'s give-up timer, `give_up` after its arrival, unless it is armed.
     #[inline]
-    fn arm_give_up(&mut self, unit: u64, out: &mut Vec<Action>) {
+    fn arm_give_up(&mut self, unit: u64, out: &mut impl Sink) {
         if let Some(u) = self.units.get_mut(unit) {
             if !u.give_up_armed {
                 u.give_up_armed = true;
-                out.push(Action::Arm {
+                out.act(Action::Arm {
                     at: u.arrived + self.rules.give_up,
                     timer: Timer::GiveUp { unit },
                 });
@@ -365,7 +367,7 @@ impl Consumers {
     }
 
     /// A timer armed by an [`Action::Arm`] is due.
-    pub fn fire(&mut self, timer: Timer, now: Duration, out: &mut Vec<Action>) {
+    pub fn fire(&mut self, timer: Timer, now: Duration, out: &mut impl Sink) {
         match timer {
             Timer::Think { consumer } => {
                 if self.left > 0 {
@@ -412,7 +414,7 @@ impl Consumers {
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
     #[inline]
-    pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut Vec<Action>) {
+    pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut impl Sink) {
         let Some((consumer, unit)) = self.requests.remove(request) else {
             return;
         };
@@ -439,7 +441,7 @@ impl Consumers {
         consumer: u32,
         resend: bool,
         now: Duration,
-        out: &mut Vec<Action>,
+        out: &mut impl Sink,
     ) -> bool {
         let waiting = !self.waiting.is_empty()
             && self
@@ -487,14 +489,14 @@ impl Consumers {
 
     /// Sends what `consumer` has waiting, as far as it has room.
     #[inline]
-    fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+    fn pump(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
         // Nobody waits anywhere (always so without a cap): nothing to call.
         if !self.waiting.is_empty() {
             self.pump_waiting(consumer, now, out);
         }
     }
 
-    fn pump_waiting(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+    fn pump_waiting(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
         let key = u64::from(consumer);
         // Whether it has a line first: under a cap most consumers have none, and that
         // takes one lookup, where its room takes another.
@@ -516,7 +518,7 @@ impl Consumers {
 
     /// Sends `unit` (whether it was there to send).
     #[inline(always)]
-    fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) -> bool {
+    fn send(&mut self, unit: u64, now: Duration, out: &mut impl Sink) -> bool {
         let Some(u) = self.units.get_mut(unit) else {
             return false;
         };
@@ -532,32 +534,32 @@ impl Consumers {
             *self.in_flight.entry(u64::from(consumer)).or_default() += 1;
         }
         self.tally.sent += 1;
-        out.push(Action::Send { unit, request });
-        out.push(Action::Arm {
+        out.act(Action::Send { unit, request });
+        out.act(Action::Arm {
             at: now + self.rules.timeout,
             timer: Timer::Timeout { unit, send },
         });
         true
     }
 
-    fn cancel(&mut self, request: u64, out: &mut Vec<Action>) {
+    fn cancel(&mut self, request: u64, out: &mut impl Sink) {
         let Some((consumer, _)) = self.requests.remove(request) else {
             return;
         };
         self.release(consumer);
         self.tally.abandoned += 1;
-        out.push(Action::Cancel { request });
+        out.act(Action::Cancel { request });
     }
 
     #[inline]
-    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut Vec<Action>) {
-        out.push(Action::Done {
+    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut impl Sink) {
+        out.act(Action::Done {
             unit,
             arrived: u.arrived,
             ok,
         });
         if let Some(think) = self.rules.think {
-            out.push(Action::Arm {
+            out.act(Action::Arm {
                 at: now + think,
                 timer: Timer::Think {
                     consumer: u.consumer,
@@ -569,5 +571,6 @@ impl Consumers {
 }
 
 mod live;
+mod sink;
 #[cfg(test)]
 mod tests;
