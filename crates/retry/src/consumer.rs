@@ -243,8 +243,10 @@ pub struct Tally {
 
 #[derive(Debug)]
 struct Unit {
+    /// When it arrived, ns from the start of the run (a `Duration` is twice as wide, and
+    /// the unit table is read at every unit).
+    arrived: u64,
     consumer: u32,
-    arrived: Duration,
     /// Live logical requests of the unit, kept under `Abandon` only (see [`Live`]).
     live: Live,
     sends: u32,
@@ -334,7 +336,7 @@ impl Consumers {
             unit,
             Unit {
                 consumer,
-                arrived: now,
+                arrived: nanos(now),
                 live: Live::new(),
                 sends: 0,
                 give_up_armed: false,
@@ -359,7 +361,7 @@ impl Consumers {
             if !u.give_up_armed {
                 u.give_up_armed = true;
                 out.act(Action::Arm {
-                    at: u.arrived + self.rules.give_up,
+                    at: Duration::from_nanos(u.arrived) + self.rules.give_up,
                     timer: Timer::GiveUp { unit },
                 });
             }
@@ -555,7 +557,7 @@ impl Consumers {
     fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut impl Sink) {
         out.act(Action::Done {
             unit,
-            arrived: u.arrived,
+            arrived: Duration::from_nanos(u.arrived),
             ok,
         });
         if let Some(think) = self.rules.think {
@@ -568,6 +570,12 @@ impl Consumers {
         }
         self.pump(u.consumer, now, out);
     }
+}
+
+/// Nanoseconds in `d`, saturating (a run is shorter than the 584 years a `u64` holds).
+#[inline]
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 mod live;
