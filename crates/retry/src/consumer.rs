@@ -332,17 +332,22 @@ impl Consumers {
         let unit = self.next_unit;
         self.next_unit += 1;
         self.tally.units += 1;
-        self.units.insert(
-            unit,
-            Unit {
-                consumer,
-                arrived: nanos(now),
-                live: Live::new(),
-                sends: 0,
-                give_up_armed: false,
-            },
-        );
-        let sent = self.want(unit, consumer, false, now, out);
+        let mut u = Unit {
+            consumer,
+            arrived: nanos(now),
+            live: Live::new(),
+            sends: 0,
+            give_up_armed: false,
+        };
+        // Nearly always sent at once: the unit goes into the table already sent, rather
+        // than being looked up there again to send it.
+        let sent = self.may_send(consumer, false);
+        let first = sent.then(|| Self::next_send(&mut self.next_request, &self.rules, &mut u));
+        self.units.insert(unit, u);
+        match first {
+            Some((request, send)) => self.sent(unit, consumer, request, send, now, out),
+            None => self.line_up(unit, consumer, false),
+        }
         // The give-up timer is only needed by a unit still not done at `give_up`. A unit
         // sent now and timing out earlier than that arms it when its first timeout fires
         // (at the same instant as ever): the great majority, done in milliseconds, never
@@ -445,21 +450,33 @@ impl Consumers {
         now: Duration,
         out: &mut impl Sink,
     ) -> bool {
+        if self.may_send(consumer, resend) {
+            self.send(unit, now, out)
+        } else {
+            self.line_up(unit, consumer, resend);
+            false
+        }
+    }
+
+    /// Whether a unit of `consumer` may be sent now: its consumer has room, and nobody
+    /// waits ahead of it (a re-send goes ahead of the line).
+    #[inline(always)]
+    fn may_send(&self, consumer: u32, resend: bool) -> bool {
         let waiting = !self.waiting.is_empty()
             && self
                 .waiting
                 .get(&u64::from(consumer))
                 .is_some_and(|w| !w.is_empty());
-        if self.has_room(consumer) && (resend || !waiting) {
-            self.send(unit, now, out)
+        self.has_room(consumer) && (resend || !waiting)
+    }
+
+    /// Puts `unit` in its consumer's line: at the front if it is a re-send.
+    fn line_up(&mut self, unit: u64, consumer: u32, resend: bool) {
+        let line = self.waiting.entry(u64::from(consumer)).or_default();
+        if resend {
+            line.push_front(unit);
         } else {
-            let line = self.waiting.entry(u64::from(consumer)).or_default();
-            if resend {
-                line.push_front(unit);
-            } else {
-                line.push_back(unit);
-            }
-            false
+            line.push_back(unit);
         }
     }
 
@@ -524,13 +541,37 @@ impl Consumers {
         let Some(u) = self.units.get_mut(unit) else {
             return false;
         };
-        let request = self.next_request;
-        self.next_request += 1;
-        if self.rules.on_timeout == OnTimeout::Abandon {
+        let (request, send) = Self::next_send(&mut self.next_request, &self.rules, u);
+        let consumer = u.consumer;
+        self.sent(unit, consumer, request, send, now, out);
+        true
+    }
+
+    /// Notes on `u` that it sends again, taking the next request id from `next_request`:
+    /// the new request and which send of the unit it is.
+    #[inline(always)]
+    fn next_send(next_request: &mut u64, rules: &ConsumerRules, u: &mut Unit) -> (u64, u32) {
+        let request = *next_request;
+        *next_request += 1;
+        if rules.on_timeout == OnTimeout::Abandon {
             u.live.push(request);
         }
         u.sends += 1;
-        let (consumer, send) = (u.consumer, u.sends);
+        (request, u.sends)
+    }
+
+    /// `request`, the `send`-th send of `unit` of `consumer`, goes out: it is live, counts
+    /// against its consumer's cap, and its timeout is armed.
+    #[inline(always)]
+    fn sent(
+        &mut self,
+        unit: u64,
+        consumer: u32,
+        request: u64,
+        send: u32,
+        now: Duration,
+        out: &mut impl Sink,
+    ) {
         self.requests.insert(request, (consumer, unit));
         if self.rules.max_in_flight > 0 {
             *self.in_flight.entry(u64::from(consumer)).or_default() += 1;
@@ -541,7 +582,6 @@ impl Consumers {
             at: now + self.rules.timeout,
             timer: Timer::Timeout { unit, send },
         });
-        true
     }
 
     fn cancel(&mut self, request: u64, out: &mut impl Sink) {
