@@ -15,8 +15,9 @@
 //! sleep nor spawn. Every input is an event with `now` passed in (a unit arrives, a timer
 //! fires, a logical request finishes) and every output is an [`Action`] the driver carries
 //! out: send, cancel (in production: drop the request's future, and its backoff timer with
-//! it), arm a timer, record a finished unit. A second copy of these rules in a driver
-//! would be a bug; there is none.
+//! it), arm a timer, record a finished unit. The actions go to the driver's [`Sink`] as
+//! they are taken (a `Vec<Action>` is one, for a driver that carries them out later). A
+//! second copy of these rules in a driver would be a bug; there is none.
 //!
 //! ## The rules
 //!
@@ -55,6 +56,7 @@ use crate::id_map::IdMap;
 use crate::id_ring::IdRing;
 use live::Live;
 use rand::Rng;
+pub use sink::Sink;
 use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
@@ -241,8 +243,10 @@ pub struct Tally {
 
 #[derive(Debug)]
 struct Unit {
+    /// When it arrived, ns from the start of the run (a `Duration` is twice as wide, and
+    /// the unit table is read at every unit).
+    arrived: u64,
     consumer: u32,
-    arrived: Duration,
     /// Live logical requests of the unit, kept under `Abandon` only (see [`Live`]).
     live: Live,
     sends: u32,
@@ -307,13 +311,13 @@ impl Consumers {
 
     /// Closed loop: arms every consumer's first unit at a random offset in `[0, think)`.
     /// Does nothing for an open loop.
-    pub fn start<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R, out: &mut Vec<Action>) {
+    pub fn start<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R, out: &mut impl Sink) {
         let Some(think) = self.rules.think else {
             return;
         };
         for consumer in 0..self.count {
             let at = now + think.mul_f64(rng.random::<f64>());
-            out.push(Action::Arm {
+            out.act(Action::Arm {
                 at,
                 timer: Timer::Think { consumer },
             });
@@ -321,24 +325,29 @@ impl Consumers {
     }
 
     /// A unit of work arrives at `consumer` (open loop; a consumer out of range is ignored).
-    pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+    pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
         if consumer >= self.count {
             return;
         }
         let unit = self.next_unit;
         self.next_unit += 1;
         self.tally.units += 1;
-        self.units.insert(
-            unit,
-            Unit {
-                consumer,
-                arrived: now,
-                live: Live::new(),
-                sends: 0,
-                give_up_armed: false,
-            },
-        );
-        let sent = self.want(unit, consumer, false, now, out);
+        let mut u = Unit {
+            consumer,
+            arrived: nanos(now),
+            live: Live::new(),
+            sends: 0,
+            give_up_armed: false,
+        };
+        // Nearly always sent at once: the unit goes into the table already sent, rather
+        // than being looked up there again to send it.
+        let sent = self.may_send(consumer, false);
+        let first = sent.then(|| Self::next_send(&mut self.next_request, &self.rules, &mut u));
+        self.units.insert(unit, u);
+        match first {
+            Some((request, send)) => self.sent(unit, consumer, request, send, now, out),
+            None => self.line_up(unit, consumer, false),
+        }
         // The give-up timer is only needed by a unit still not done at `give_up`. A unit
         // sent now and timing out earlier than that arms it when its first timeout fires
         // (at the same instant as ever): the great majority, done in milliseconds, never
@@ -352,12 +361,12 @@ impl Consumers {
 
     /// Arms `unit`'s give-up timer, `give_up` after its arrival, unless it is armed.
     #[inline]
-    fn arm_give_up(&mut self, unit: u64, out: &mut Vec<Action>) {
+    fn arm_give_up(&mut self, unit: u64, out: &mut impl Sink) {
         if let Some(u) = self.units.get_mut(unit) {
             if !u.give_up_armed {
                 u.give_up_armed = true;
-                out.push(Action::Arm {
-                    at: u.arrived + self.rules.give_up,
+                out.act(Action::Arm {
+                    at: Duration::from_nanos(u.arrived) + self.rules.give_up,
                     timer: Timer::GiveUp { unit },
                 });
             }
@@ -365,7 +374,7 @@ impl Consumers {
     }
 
     /// A timer armed by an [`Action::Arm`] is due.
-    pub fn fire(&mut self, timer: Timer, now: Duration, out: &mut Vec<Action>) {
+    pub fn fire(&mut self, timer: Timer, now: Duration, out: &mut impl Sink) {
         match timer {
             Timer::Think { consumer } => {
                 if self.left > 0 {
@@ -412,7 +421,7 @@ impl Consumers {
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
     #[inline]
-    pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut Vec<Action>) {
+    pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut impl Sink) {
         let Some((consumer, unit)) = self.requests.remove(request) else {
             return;
         };
@@ -439,23 +448,35 @@ impl Consumers {
         consumer: u32,
         resend: bool,
         now: Duration,
-        out: &mut Vec<Action>,
+        out: &mut impl Sink,
     ) -> bool {
+        if self.may_send(consumer, resend) {
+            self.send(unit, now, out)
+        } else {
+            self.line_up(unit, consumer, resend);
+            false
+        }
+    }
+
+    /// Whether a unit of `consumer` may be sent now: its consumer has room, and nobody
+    /// waits ahead of it (a re-send goes ahead of the line).
+    #[inline(always)]
+    fn may_send(&self, consumer: u32, resend: bool) -> bool {
         let waiting = !self.waiting.is_empty()
             && self
                 .waiting
                 .get(&u64::from(consumer))
                 .is_some_and(|w| !w.is_empty());
-        if self.has_room(consumer) && (resend || !waiting) {
-            self.send(unit, now, out)
+        self.has_room(consumer) && (resend || !waiting)
+    }
+
+    /// Puts `unit` in its consumer's line: at the front if it is a re-send.
+    fn line_up(&mut self, unit: u64, consumer: u32, resend: bool) {
+        let line = self.waiting.entry(u64::from(consumer)).or_default();
+        if resend {
+            line.push_front(unit);
         } else {
-            let line = self.waiting.entry(u64::from(consumer)).or_default();
-            if resend {
-                line.push_front(unit);
-            } else {
-                line.push_back(unit);
-            }
-            false
+            line.push_back(unit);
         }
     }
 
@@ -487,14 +508,14 @@ impl Consumers {
 
     /// Sends what `consumer` has waiting, as far as it has room.
     #[inline]
-    fn pump(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+    fn pump(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
         // Nobody waits anywhere (always so without a cap): nothing to call.
         if !self.waiting.is_empty() {
             self.pump_waiting(consumer, now, out);
         }
     }
 
-    fn pump_waiting(&mut self, consumer: u32, now: Duration, out: &mut Vec<Action>) {
+    fn pump_waiting(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
         let key = u64::from(consumer);
         // Whether it has a line first: under a cap most consumers have none, and that
         // takes one lookup, where its room takes another.
@@ -516,48 +537,71 @@ impl Consumers {
 
     /// Sends `unit` (whether it was there to send).
     #[inline(always)]
-    fn send(&mut self, unit: u64, now: Duration, out: &mut Vec<Action>) -> bool {
+    fn send(&mut self, unit: u64, now: Duration, out: &mut impl Sink) -> bool {
         let Some(u) = self.units.get_mut(unit) else {
             return false;
         };
-        let request = self.next_request;
-        self.next_request += 1;
-        if self.rules.on_timeout == OnTimeout::Abandon {
+        let (request, send) = Self::next_send(&mut self.next_request, &self.rules, u);
+        let consumer = u.consumer;
+        self.sent(unit, consumer, request, send, now, out);
+        true
+    }
+
+    /// Notes on `u` that it sends again, taking the next request id from `next_request`:
+    /// the new request and which send of the unit it is.
+    #[inline(always)]
+    fn next_send(next_request: &mut u64, rules: &ConsumerRules, u: &mut Unit) -> (u64, u32) {
+        let request = *next_request;
+        *next_request += 1;
+        if rules.on_timeout == OnTimeout::Abandon {
             u.live.push(request);
         }
         u.sends += 1;
-        let (consumer, send) = (u.consumer, u.sends);
+        (request, u.sends)
+    }
+
+    /// `request`, the `send`-th send of `unit` of `consumer`, goes out: it is live, counts
+    /// against its consumer's cap, and its timeout is armed.
+    #[inline(always)]
+    fn sent(
+        &mut self,
+        unit: u64,
+        consumer: u32,
+        request: u64,
+        send: u32,
+        now: Duration,
+        out: &mut impl Sink,
+    ) {
         self.requests.insert(request, (consumer, unit));
         if self.rules.max_in_flight > 0 {
             *self.in_flight.entry(u64::from(consumer)).or_default() += 1;
         }
         self.tally.sent += 1;
-        out.push(Action::Send { unit, request });
-        out.push(Action::Arm {
+        out.act(Action::Send { unit, request });
+        out.act(Action::Arm {
             at: now + self.rules.timeout,
             timer: Timer::Timeout { unit, send },
         });
-        true
     }
 
-    fn cancel(&mut self, request: u64, out: &mut Vec<Action>) {
+    fn cancel(&mut self, request: u64, out: &mut impl Sink) {
         let Some((consumer, _)) = self.requests.remove(request) else {
             return;
         };
         self.release(consumer);
         self.tally.abandoned += 1;
-        out.push(Action::Cancel { request });
+        out.act(Action::Cancel { request });
     }
 
     #[inline]
-    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut Vec<Action>) {
-        out.push(Action::Done {
+    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut impl Sink) {
+        out.act(Action::Done {
             unit,
-            arrived: u.arrived,
+            arrived: Duration::from_nanos(u.arrived),
             ok,
         });
         if let Some(think) = self.rules.think {
-            out.push(Action::Arm {
+            out.act(Action::Arm {
                 at: now + think,
                 timer: Timer::Think {
                     consumer: u.consumer,
@@ -568,6 +612,13 @@ impl Consumers {
     }
 }
 
+/// Nanoseconds in `d`, saturating (a run is shorter than the 584 years a `u64` holds).
+#[inline]
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 mod live;
+mod sink;
 #[cfg(test)]
 mod tests;

@@ -324,3 +324,9 @@ fn give_up_is_armed_only_for_units_that_can_need_it() {
     );
     assert_eq!(fire(&mut c, 2, 6007), [send(0, 2), timeout(9007, 0, 3)]);
 }
+
+#[test]
+fn unit_entries_stay_narrow() {
+    // Five words: the unit table is read at every unit, a million consumers' worth.
+    assert!(std::mem::size_of::<Option<Unit>>() <= 40);
+}

@@ -1,0 +1,120 @@
+//! The simulator's [`Sink`] for the consumer rules: each [`Action`] is carried out on the
+//! schedule and the client the moment the rules take it, with no list of actions between
+//! them (see [`herd_retry::consumer::Sink`] for why).
+
+use crate::client::Client;
+use crate::event::Event;
+use crate::lane::Ticket;
+use crate::schedule::{nanos, LaneId, Schedule};
+use herd_retry::consumer::{Action, Sink, Timer};
+use herd_retry::id_ring::IdRing;
+use herd_scenario::{ArmSeed, LogicalRecord, Recorder};
+use std::time::Duration;
+
+/// What carrying out the actions needs, kept between events.
+pub(super) struct Carrier {
+    /// Under `abandon` only: live request id → its client slot, for `Cancel`. Looked up,
+    /// never iterated.
+    pub(super) slots: Option<IdRing<u32>>,
+    pub(super) arm_seed: ArmSeed,
+    pub(super) recorder: Recorder,
+    /// Lanes for the timers whose delay is fixed by the rules (timeout, give-up, think):
+    /// each kind is armed in time order (a give-up armed late, at a unit's first timeout,
+    /// still nearly always is), with a million consumers they are most of the pending
+    /// events, and in a lane each costs O(1) instead of a trip through the calendar's heaps.
+    pub(super) timeout: LaneId,
+    pub(super) give_up: LaneId,
+    pub(super) think: Option<LaneId>,
+}
+
+impl Carrier {
+    /// The sink for one call into the rules, carrying out on `s` and `client`.
+    #[inline(always)]
+    pub(super) fn on<'a>(
+        &'a mut self,
+        s: &'a mut Schedule<Event>,
+        client: &'a mut Client,
+    ) -> Carrying<'a> {
+        Carrying {
+            carrier: self,
+            s,
+            client,
+            last_sent: None,
+        }
+    }
+}
+
+/// A [`Carrier`] at work on one call into the rules.
+pub(super) struct Carrying<'a> {
+    carrier: &'a mut Carrier,
+    s: &'a mut Schedule<Event>,
+    client: &'a mut Client,
+    /// The client slot of the last `Send`: the consumer timeout armed next is its own.
+    last_sent: Option<u32>,
+}
+
+impl Sink for Carrying<'_> {
+    // Always inlined: the rules call it with the action's kind known, so the match folds
+    // away and each call site keeps only its own branch.
+    #[inline(always)]
+    fn act(&mut self, action: Action) {
+        match action {
+            Action::Send { request, .. } => self.last_sent = Some(self.send(request)),
+            Action::Cancel { request } => {
+                if let Some(slot) = self.carrier.slots.as_mut().and_then(|m| m.remove(request)) {
+                    self.client.cancel(self.s, slot);
+                }
+            }
+            Action::Arm { at, timer } => {
+                let ticket = self.arm(at, timer);
+                if let (Timer::Timeout { .. }, Some(slot)) = (timer, self.last_sent.take()) {
+                    self.client.set_owner_timer(slot, ticket);
+                }
+            }
+            Action::Done { arrived, ok, .. } => self.record(arrived, ok),
+        }
+    }
+}
+
+impl Carrying<'_> {
+    /// Begins logical request `request` in the client; returns its slot.
+    #[inline(always)]
+    fn send(&mut self, request: u64) -> u32 {
+        let rng = self.carrier.arm_seed.request(request);
+        let slot = self.client.begin(self.s, rng, request, None);
+        if let Some(slots) = &mut self.carrier.slots {
+            slots.insert(request, slot);
+        }
+        slot
+    }
+
+    /// Puts `timer` on the schedule, due at `at`; the ticket cancels it (on a lane only).
+    #[inline(always)]
+    fn arm(&mut self, at: Duration, timer: Timer) -> Option<Ticket> {
+        let c = &self.carrier;
+        let lane = match timer {
+            Timer::Timeout { .. } => Some(c.timeout),
+            Timer::GiveUp { .. } => Some(c.give_up),
+            Timer::Think { .. } => c.think,
+        };
+        match lane {
+            Some(l) => self.s.at_in_order(l, nanos(at), Event::Consumer(timer)),
+            None => {
+                self.s.at(nanos(at), Event::Consumer(timer));
+                None
+            }
+        }
+    }
+
+    /// Records a unit that arrived at `arrived` and is done now.
+    #[inline(always)]
+    fn record(&mut self, arrived: Duration, ok: bool) {
+        let now = Duration::from_nanos(self.s.now());
+        self.carrier.recorder.record(&LogicalRecord {
+            intended: arrived,
+            latency: now.saturating_sub(arrived),
+            ok,
+            attempts: 0,
+        });
+    }
+}
