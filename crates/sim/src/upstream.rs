@@ -66,7 +66,7 @@ impl<'a> Server<'a> {
 
     #[inline]
     fn count(&mut self, t: u64, ev: ServerEvent) {
-        self.counts.record(Duration::from_nanos(t), ev);
+        self.count_at(Duration::from_nanos(t), ev);
     }
 
     #[inline]
