@@ -74,6 +74,13 @@ fn a_direct_run_drives_the_url_and_counts_nothing_server_side() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
     assert_eq!(v["direct"], format!("{}/", up.url.trim_end_matches('/')));
+    if cfg!(target_os = "linux") {
+        assert!(
+            v["steal_ms"].is_u64(),
+            "the host's steal: {}",
+            v["steal_ms"]
+        );
+    }
     let a = arm(&v, "plain");
     assert_eq!(a["logical_requests"], 200);
     assert_eq!(a["succeeded"], 200);

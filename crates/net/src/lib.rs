@@ -8,6 +8,7 @@ pub mod driver;
 pub mod external;
 pub mod fd_limit;
 pub mod precise;
+pub mod steal;
 mod stop;
 pub mod upstream;
 

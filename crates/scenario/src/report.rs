@@ -46,6 +46,14 @@ pub struct Report {
     /// are zero (or null) here and shown as "—" in the table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direct: Option<String>,
+    /// Real runs on Linux only: CPU time the machine's host (hypervisor) took from it
+    /// while the run went on, summed over its CPUs, ms (`/proc/stat`'s steal, in 10 ms
+    /// ticks). A virtual CPU stopped by its host stalls whichever of the driver and the
+    /// target it was running, so such a run's latency and `driver_lag_ms` include pauses
+    /// neither caused; the table says so when it is not zero. Absent where it cannot be
+    /// read, and from simulated runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ms: Option<u64>,
     /// One entry per arm, in scenario order.
     pub arms: Vec<ArmReport>,
 }
@@ -295,6 +303,7 @@ impl Report {
             stop: None,
             target: None,
             direct: None,
+            steal_ms: None,
             arms,
         }
     }

@@ -198,14 +198,21 @@ impl Table {
     }
 }
 
-/// What the rows cannot say: that the run was direct (server columns not counted), and
-/// each arm whose driver dropped arrivals (a failed run: its figures describe a thinner
+/// What the rows cannot say: that the run was direct (server columns not counted), that
+/// the machine's host took CPU from it during the run, and each arm whose driver dropped
+/// arrivals (a failed run: its figures describe a thinner
 /// load than the one offered).
 pub fn notes(r: &Report) -> Vec<String> {
     let mut notes = vec![];
     if let Some(url) = &r.direct {
         notes.push(format!(
             "direct run: the arms drove {url} with no fault front; server-side columns (—) were not counted"
+        ));
+    }
+    if let Some(ms) = r.steal_ms.filter(|&ms| ms > 0) {
+        notes.push(format!(
+            "machine: its host took {ms} ms of CPU from it during the run (steal time); \
+             pauses neither the driver nor the target caused are in the latency and lag"
         ));
     }
     for a in &r.arms {
@@ -331,6 +338,18 @@ mod tests {
         assert!(text.ends_with(
             "\npartial run: stopped by SIGINT after 4.0 s; 1432 of 9600 requests finished; \
              left out: node-undici, tower-retry\n"
+        ));
+    }
+
+    #[test]
+    fn the_hosts_steal_is_said_under_the_table_when_there_was_any() {
+        let mut r = Report::new("real", "s", 1, 100.0, vec![]);
+        r.steal_ms = Some(0);
+        assert!(!render(&r).contains("steal"));
+        r.steal_ms = Some(40);
+        assert!(render(&r).contains(
+            "\nmachine: its host took 40 ms of CPU from it during the run (steal time); \
+             pauses neither the driver nor the target caused are in the latency and lag\n"
         ));
     }
 

@@ -11,6 +11,7 @@ use crate::fail::Fail;
 use crate::stop::Signals;
 use anyhow::{anyhow, Context};
 use herd_net::driver::{run_arm, ArmRun, Direct, Progress, Watch};
+use herd_net::steal::StealClock;
 use herd_net::Stop;
 use herd_scenario::{Report, Scenario};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -80,6 +81,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let progress = bars.as_ref().map(Bars::callback);
     let rt = runtime()?;
     super::adapters::preflight(&rt, &s)?;
+    let steal = StealClock::start();
     let runs = rt
         .block_on(run_rounds(
             &s,
@@ -102,6 +104,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let mut report = Report::new("real", &s.name, s.seed, s.load.rate, arms);
     report.target = s.upstream.target.as_ref().map(super::target::info);
     report.direct = direct.as_ref().map(Direct::to_string);
+    report.steal_ms = steal
+        .taken()
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     if let Some(caught) = signals.caught() {
         let left_out = left_out(&s, runs.iter().map(Option::is_some));
         report = report.stopped(stop_note(caught, &s, &recorders, left_out));
@@ -111,8 +116,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     for &(i, r) in &ran {
         let lag = r.lag.max();
         if lag.as_millis() >= 20 && !quiet {
+            let stolen = match report.steal_ms.filter(|&ms| ms > 0) {
+                Some(ms) => format!("; its host took {ms} ms of CPU from this machine meanwhile"),
+                None => String::new(),
+            };
             eprintln!(
-                "warning: arm {}: the driver fell up to {} ms behind schedule (machine too busy?); \
+                "warning: arm {}: the driver fell up to {} ms behind schedule (machine too busy?{stolen}); \
                  requests then went out in bunches, which inflates burst and peak multipliers",
                 s.arms[i].id,
                 lag.as_millis()
