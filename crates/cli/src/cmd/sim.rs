@@ -11,6 +11,7 @@ use super::prepare::prepare;
 use crate::cli::SimArgs;
 use crate::fail::Fail;
 use crate::stop::Signals;
+use herd_net::steal::StealClock;
 use herd_net::Stop;
 use herd_scenario::{Report, Scenario};
 use herd_sim::{simulate, SimRun};
@@ -52,6 +53,7 @@ pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
         );
     }
     let started = Instant::now();
+    let steal = StealClock::start();
     let runs = simulate_all(&s, &signals.stop());
     let wall = started.elapsed();
     if let Some(e) = runs.iter().flatten().find_map(|r| r.error.as_ref()) {
@@ -76,8 +78,16 @@ pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
         let events: u64 = done.iter().map(|(_, r)| r.events).sum();
         let logical = s.load.requests * done.len() as u64;
         let secs = wall.as_secs_f64().max(1e-9);
+        // The figure is the machine's as much as herd's: say when the host took some of it.
+        let stolen = match steal.taken().filter(|d| !d.is_zero()) {
+            Some(d) => format!(
+                "; the machine's host took {} ms of its CPU meanwhile (steal)",
+                d.as_millis()
+            ),
+            None => String::new(),
+        };
         eprintln!(
-            "wall time {:.2}s: {events} events ({:.2}M events/s), {:.2}M logical requests/s, {} thread(s)",
+            "wall time {:.2}s: {events} events ({:.2}M events/s), {:.2}M logical requests/s, {} thread(s){stolen}",
             secs,
             events as f64 / secs / 1e6,
             logical as f64 / secs / 1e6,
