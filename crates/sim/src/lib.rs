@@ -42,6 +42,7 @@
 
 mod client;
 mod consumers;
+mod deferred;
 mod event;
 mod fates;
 pub mod lane;

@@ -7,7 +7,8 @@
 
 use crate::client::{Client, Wiring, NO_OWNER};
 use crate::consumers;
-use crate::event::Event;
+use crate::deferred::Deferred;
+use crate::event::{Event, Swept};
 use crate::lane;
 use crate::network;
 use crate::schedule::{nanos, Schedule};
@@ -142,6 +143,10 @@ impl<'a> Arm<'a> {
         let (up, down) = (net, net);
         // A slow lane (see `crate::schedule`): an answer cancels its attempt's timeout.
         let timeouts = scenario.client.attempt_timeout.map(|t| s.add_slow_lane(t));
+        // Where full attempt timeouts wait before they go on `timeouts`, if they do.
+        let deferred = (scenario.client.attempt_timeout)
+            .filter(|_| timeouts.is_some())
+            .and_then(|t| Deferred::new(nanos(t), &mut s));
         let upstream = &scenario.upstream;
         let retry_after =
             (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
@@ -159,6 +164,7 @@ impl<'a> Arm<'a> {
                 up,
                 timeouts,
                 one_way: nanos(one_way),
+                deferred,
             },
         );
         let arm_seed = scenario.arm_seed(index);
@@ -210,6 +216,12 @@ impl<'a> Arm<'a> {
             Event::Consumer(timer) => {
                 if let Some(c) = &mut self.consumers {
                     c.fire(s, &mut self.client, timer);
+                }
+            }
+            Event::Sweep(Swept::Attempts) => self.client.sweep(s),
+            Event::Sweep(Swept::Consumers) => {
+                if let Some(c) = &mut self.consumers {
+                    c.sweep(s);
                 }
             }
         }

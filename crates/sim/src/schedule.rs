@@ -228,6 +228,29 @@ impl<T> Schedule<T> {
         }
     }
 
+    /// Takes the next sequence number for an event that goes on the schedule later, with
+    /// [`Schedule::at_in_order_reserved`] (a timer written down first and put on its lane only
+    /// if still needed, see the `deferred` module): it runs where it would
+    /// have run had it been scheduled now.
+    #[inline(always)]
+    pub fn reserve(&mut self) -> u64 {
+        self.seq()
+    }
+
+    /// [`Schedule::at_in_order`] for an event whose sequence number `seq` was taken
+    /// earlier by [`Schedule::reserve`].
+    #[inline]
+    pub fn at_in_order_reserved(&mut self, lane: LaneId, time: u64, seq: u64, item: T) {
+        let time = time.max(self.now);
+        match self.lane_mut(lane) {
+            Some(l) if l.fits(time) => {
+                l.push_at(time, seq, item);
+                self.noted(lane);
+            }
+            _ => self.calendar.push(Entry { time, seq, item }),
+        }
+    }
+
     /// The key of an event that the caller keeps outside the schedule (a stream with one
     /// event pending at a time, such as the arrivals), due at absolute time `time` ns (a
     /// time in the past means now): it takes the next sequence number, so it runs, by

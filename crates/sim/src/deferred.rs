@@ -1,0 +1,147 @@
+//! Timers put off: a long timer that is nearly always over before it is due goes on its
+//! lane only if it is still needed halfway there.
+//!
+//! # Why
+//!
+//! Two timers are armed for every unit of work and are over within milliseconds: the
+//! attempt's timeout (10 s in `internet`), over when the answer comes, and the consumer's
+//! timeout (3 s), over when the unit succeeds. On a lane, each was a push, a cancel when it
+//! was over, and a step over its blank entry when the lane's front reached it: about sixty
+//! instructions a unit for timers that never fire, and a lane a million entries wide.
+//!
+//! Here a timer is only written down (its due time, its sequence number, what it is) in a
+//! FIFO; nothing is cancelled. Once it is half its delay old (`lead` before it is due), a
+//! sweep looks at it again: a timer still needed then goes on its lane under the key it
+//! was given when armed; the others (nearly all) are dropped there, each for one check.
+//!
+//! # Why the order is unchanged
+//!
+//! A timer keeps the sequence number it took when armed ([`crate::Schedule::reserve`]), so
+//! on its lane it sits exactly where it would have sat had it been pushed then, and it
+//! runs at the same place among events due at the same nanosecond. It reaches its lane
+//! before it is due (a sweep runs on a grid no coarser than `lead`, so it comes after the
+//! `lead` mark by less than `lead`), and a timer is dropped only when the owner says it could no longer
+//! do anything: it would have run as a stale no-op, or been cancelled. The sweep itself
+//! only pushes timers due later, so where it runs among equal-time events does not matter.
+//! Sweeps are batched on a grid (at most one a millisecond per queue), so they are a few
+//! hundred thousand events in a run of tens of millions, not one per timer.
+
+use crate::schedule::{LaneId, Schedule};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// The coarsest grid sweeps are rounded up to, ns (about 1 ms).
+const GRAIN: u64 = 1 << 20;
+
+/// A FIFO of timers of one fixed delay, armed in time order, waiting to be swept.
+///
+/// Its sweeps go on a lane of their own (`lane`, a slow one), not on the calendar: they
+/// come in time order, and a lone event seconds ahead on the calendar would turn its wheel
+/// to that far bucket whenever nothing nearer is pending, and every event pushed after
+/// that would be sorted into one crowded bucket.
+#[derive(Debug)]
+pub(crate) struct Deferred<T> {
+    /// The lane its sweeps wait on.
+    pub lane: LaneId,
+    /// How long before its due time a timer is looked at again, ns.
+    lead: u64,
+    /// The sweep grid, ns: a power of two no larger than `lead` (so a sweep comes before
+    /// every timer it is for).
+    grain: u64,
+    queue: VecDeque<Pending<T>>,
+    /// Whether a sweep for this queue is on the schedule.
+    waking: bool,
+}
+
+/// One timer written down.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pending<T> {
+    /// When it is due, ns.
+    pub due: u64,
+    /// The sequence number it took when it was armed.
+    pub seq: u64,
+    /// What it is.
+    pub item: T,
+}
+
+impl<T> Deferred<T> {
+    /// A queue for timers of `delay` ns; `None` when the delay is too short to put off
+    /// (under 2 ns: no sweep could come strictly before it).
+    pub(crate) fn new<E>(delay: u64, s: &mut Schedule<E>) -> Option<Self> {
+        let lead = delay / 2;
+        if lead == 0 {
+            return None;
+        }
+        let lane = s.add_slow_lane(Duration::from_nanos(lead));
+        // The largest power of two not above `lead`, at most `GRAIN`.
+        let grain = (1u64 << (63 - lead.leading_zeros())).min(GRAIN);
+        Some(Deferred {
+            lane,
+            lead,
+            grain,
+            queue: VecDeque::new(),
+            waking: false,
+        })
+    }
+
+    /// When a timer due at `due` is looked at again: `lead` before it, rounded up to the
+    /// grid (so still before it, see `grain`).
+    #[inline]
+    fn wake_for(&self, due: u64) -> u64 {
+        due.saturating_sub(self.lead) | (self.grain - 1)
+    }
+
+    /// Writes down a timer due at `due` that took sequence number `seq`. Returns the time
+    /// of the sweep to put on the schedule, if none is there yet.
+    #[inline]
+    pub(crate) fn push(&mut self, due: u64, seq: u64, item: T) -> Option<u64> {
+        self.queue.push_back(Pending { due, seq, item });
+        if self.waking {
+            return None;
+        }
+        self.waking = true;
+        Some(self.wake_for(due))
+    }
+
+    /// A sweep at `now`: hands every timer whose time to be looked at has come to `look`
+    /// (which pushes it on its lane if it is still needed), in the order they were armed.
+    /// Returns the time of the next sweep, if any timer is left.
+    pub(crate) fn sweep(&mut self, now: u64, mut look: impl FnMut(Pending<T>)) -> Option<u64> {
+        while let Some(p) = self.queue.front() {
+            if p.due.saturating_sub(self.lead) > now {
+                return Some(self.wake_for(p.due));
+            }
+            if let Some(p) = self.queue.pop_front() {
+                look(p);
+            }
+        }
+        self.waking = false;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_come_before_every_timer_and_keep_the_order() {
+        let mut s = Schedule::<()>::new();
+        let mut d = Deferred::new(10_000_000, &mut s).unwrap(); // 10 ms: lead 5 ms
+        let wake = d.push(12_000_000, 1, 'a').unwrap();
+        assert!(wake >= 7_000_000 && wake < 12_000_000);
+        assert_eq!(d.push(12_500_000, 2, 'b'), None); // a sweep is pending already
+        d.push(30_000_000, 3, 'c');
+        let mut seen = Vec::new();
+        let next = d.sweep(wake, |p| seen.push((p.due, p.seq, p.item)));
+        assert_eq!(seen, [(12_000_000, 1, 'a'), (12_500_000, 2, 'b')]);
+        let next = next.unwrap();
+        assert!(next >= 25_000_000 && next < 30_000_000);
+        assert_eq!(d.sweep(next, |p| seen.push((p.due, p.seq, p.item))), None);
+        assert_eq!(seen.len(), 3);
+        assert!(d.push(40_000_000, 4, 'd').is_some()); // the queue wakes again
+        assert!(Deferred::<()>::new(1, &mut s).is_none());
+        let tiny = Deferred::<()>::new(2, &mut s).unwrap(); // lead 1 ns, grain 1 ns
+        assert_eq!(tiny.wake_for(100), 99);
+    }
+}
