@@ -291,7 +291,7 @@ impl Client {
             // Nothing left of the deadline: the attempt times out before it is sent.
             (Some(0), _) => return self.conclude(s, req, &Outcome::Failed(Failure::Timeout)),
             // The full timeout: written down, on its lane only if the attempt is still
-            // waiting or on the wire halfway there (see `crate::deferred`).
+            // waiting or on the wire some time later (see `crate::deferred`).
             (Some(l), Some(lane)) if Some(l) == self.timeout => {
                 let seq = s.reserve();
                 let due = now.saturating_add(l);

@@ -5,7 +5,7 @@
 //! the schedule; a `Done` unit goes into the recorder, latency from its arrival.
 //!
 //! The consumer timeout armed with a send is written down rather than put on its lane
-//! (`crate::deferred`): halfway to its due time it goes on the lane only if
+//! (`crate::deferred`): some time after it was armed it goes on the lane only if
 //! [`Consumers::is_pending`] says it could still do something, so the timeouts of units
 //! that succeeded (nearly all) are neither cancelled nor popped. The driver keeps a map
 //! from request id to client slot only under `abandon`, the one rule that cancels

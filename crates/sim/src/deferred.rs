@@ -1,5 +1,5 @@
-//! Timers put off: a long timer that is nearly always over before it is due goes on its
-//! lane only if it is still needed halfway there.
+//! Timers put off: a long timer that is nearly always over long before it is due goes on
+//! its lane only if it is still needed some time after it was armed.
 //!
 //! # Why
 //!
@@ -10,28 +10,39 @@
 //! instructions a unit for timers that never fire, and a lane a million entries wide.
 //!
 //! Here a timer is only written down (its due time, its sequence number, what it is) in a
-//! FIFO; nothing is cancelled. Once it is half its delay old (`lead` before it is due), a
-//! sweep looks at it again: a timer still needed then goes on its lane under the key it
-//! was given when armed; the others (nearly all) are dropped there, each for one check.
+//! FIFO; nothing is cancelled. Once it is `age` old, a sweep looks at it again: a timer
+//! still needed then goes on its lane under the key it was given when armed; the others
+//! (nearly all) are dropped there, each for one check.
+//!
+//! `age` is half the delay, at most [`AGE`] (~67 ms, a few times the upstream's median
+//! service time): by then nearly every unit is done, its unit is still among the newest
+//! 2^14 of the consumers' unit table (a look-up in its ring, where an older one is a hash
+//! look-up), and the FIFO holds tens of milliseconds of timers, which stay in cache. The
+//! few timers still needed at that age go on their lane; if they are over later, they are
+//! popped at their due time and found stale, as every timer was before timers were
+//! cancelled.
 //!
 //! # Why the order is unchanged
 //!
 //! A timer keeps the sequence number it took when armed ([`crate::Schedule::reserve`]), so
 //! on its lane it sits exactly where it would have sat had it been pushed then, and it
 //! runs at the same place among events due at the same nanosecond. It reaches its lane
-//! before it is due (a sweep runs on a grid no coarser than `lead`, so it comes after the
-//! `lead` mark by less than `lead`), and a timer is dropped only when the owner says it could no longer
-//! do anything: it would have run as a stale no-op, or been cancelled. The sweep itself
-//! only pushes timers due later, so where it runs among equal-time events does not matter.
-//! Sweeps are batched on a grid (at most one a millisecond per queue), so they are a few
-//! hundred thousand events in a run of tens of millions, not one per timer.
+//! before it is due (sweeps run on a grid no coarser than `lead`, the time left at `age`,
+//! so a sweep comes less than `lead` after the mark), and a timer is dropped only when
+//! the owner says it could no longer do anything: it would have run as a stale no-op, or
+//! been cancelled. The sweep itself only pushes timers due later, so where it runs among
+//! equal-time events does not matter. Sweeps are batched on a grid (at most one a
+//! millisecond per queue), so they are a few hundred thousand events in a run of tens of
+//! millions, not one per timer.
 
 use crate::schedule::{LaneId, Schedule};
-use std::collections::VecDeque;
 use std::time::Duration;
 
 /// The coarsest grid sweeps are rounded up to, ns (about 1 ms).
 const GRAIN: u64 = 1 << 20;
+
+/// The longest a timer waits to be looked at again, ns (about 67 ms; see the module docs).
+const AGE: u64 = 1 << 26;
 
 /// A FIFO of timers of one fixed delay, armed in time order, waiting to be swept.
 ///
@@ -48,7 +59,12 @@ pub(crate) struct Deferred<T> {
     /// The sweep grid, ns: a power of two no larger than `lead` (so a sweep comes before
     /// every timer it is for).
     grain: u64,
-    queue: VecDeque<Pending<T>>,
+    /// The timers written down, entry `n` (the n-th ever pushed) at `n & (len - 1)` for
+    /// `front <= n < back`: a ring indexed by push count, as a lane's (a sweep's step is
+    /// a load, a compare and an increment; `VecDeque`'s wrap-around cost twice that).
+    ring: Vec<Pending<T>>,
+    front: u64,
+    back: u64,
     /// Whether a sweep for this queue is on the schedule.
     waking: bool,
 }
@@ -64,14 +80,15 @@ pub(crate) struct Pending<T> {
     pub item: T,
 }
 
-impl<T> Deferred<T> {
-    /// A queue for timers of `delay` ns; `None` when the delay is too short to put off
-    /// (under 2 ns: no sweep could come strictly before it).
+impl<T: Copy> Deferred<T> {
+    /// A queue for timers of `delay` ns, its sweeps on a new slow lane of `s`; `None` when
+    /// the delay is too short to put off (under 2 ns: no sweep could come strictly
+    /// between the arming and the due time).
     pub(crate) fn new<E>(delay: u64, s: &mut Schedule<E>) -> Option<Self> {
-        let lead = delay / 2;
-        if lead == 0 {
+        if delay < 2 {
             return None;
         }
+        let lead = delay - (delay / 2).min(AGE);
         let lane = s.add_slow_lane(Duration::from_nanos(lead));
         // The largest power of two not above `lead`, at most `GRAIN`.
         let grain = (1u64 << (63 - lead.leading_zeros())).min(GRAIN);
@@ -79,7 +96,9 @@ impl<T> Deferred<T> {
             lane,
             lead,
             grain,
-            queue: VecDeque::new(),
+            ring: Vec::new(),
+            front: 0,
+            back: 0,
             waking: false,
         })
     }
@@ -93,9 +112,15 @@ impl<T> Deferred<T> {
 
     /// Writes down a timer due at `due` that took sequence number `seq`. Returns the time
     /// of the sweep to put on the schedule, if none is there yet.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, due: u64, seq: u64, item: T) -> Option<u64> {
-        self.queue.push_back(Pending { due, seq, item });
+        let p = Pending { due, seq, item };
+        if (self.back - self.front) as usize == self.ring.len() {
+            self.grow(p);
+        }
+        let i = self.back as usize & (self.ring.len() - 1);
+        self.ring[i] = p;
+        self.back += 1;
         if self.waking {
             return None;
         }
@@ -106,17 +131,35 @@ impl<T> Deferred<T> {
     /// A sweep at `now`: hands every timer whose time to be looked at has come to `look`
     /// (which pushes it on its lane if it is still needed), in the order they were armed.
     /// Returns the time of the next sweep, if any timer is left.
+    #[inline]
     pub(crate) fn sweep(&mut self, now: u64, mut look: impl FnMut(Pending<T>)) -> Option<u64> {
-        while let Some(p) = self.queue.front() {
-            if p.due.saturating_sub(self.lead) > now {
+        // `due - lead <= now`, without a subtraction per timer.
+        let last = now.saturating_add(self.lead);
+        let mask = self.ring.len().wrapping_sub(1);
+        while self.front < self.back {
+            let p = self.ring[self.front as usize & mask];
+            if p.due > last {
                 return Some(self.wake_for(p.due));
             }
-            if let Some(p) = self.queue.pop_front() {
-                look(p);
-            }
+            self.front += 1;
+            look(p);
         }
         self.waking = false;
         None
+    }
+
+    /// Doubles the ring (at least 1024 entries), each timer moved to its place; slots not
+    /// in use hold copies of `fill` (never read before they are written).
+    #[cold]
+    fn grow(&mut self, fill: Pending<T>) {
+        let n = (self.ring.len() * 2).max(1024);
+        let old = self.ring.len().wrapping_sub(1);
+        let mut ring = Vec::with_capacity(n);
+        ring.extend((self.front..self.back).map(|e| self.ring[e as usize & old]));
+        ring.resize(n, fill);
+        // The queued timers sit from slot 0: turn the ring so that each is at `n & mask`.
+        ring.rotate_right((self.front & (n as u64 - 1)) as usize);
+        self.ring = ring;
     }
 }
 
@@ -140,6 +183,18 @@ mod tests {
         assert_eq!(d.sweep(next, |p| seen.push((p.due, p.seq, p.item))), None);
         assert_eq!(seen.len(), 3);
         assert!(d.push(40_000_000, 4, 'd').is_some()); // the queue wakes again
+                                                       // Thousands queued and swept while the ring grows and wraps: all in order.
+        let mut want = std::collections::VecDeque::from([40_000_000]);
+        let mut got = Vec::new();
+        for i in 1..5000u64 {
+            d.push(40_000_000 + i, 4 + i, 'e');
+            want.push_back(40_000_000 + i);
+            if i % 700 == 0 {
+                d.sweep(35_000_000 + i, |p| got.push(p.due));
+            }
+        }
+        d.sweep(u64::MAX / 2, |p| got.push(p.due));
+        assert_eq!(got, Vec::from(want));
         assert!(Deferred::<()>::new(1, &mut s).is_none());
         let tiny = Deferred::<()>::new(2, &mut s).unwrap(); // lead 1 ns, grain 1 ns
         assert_eq!(tiny.wake_for(100), 99);
