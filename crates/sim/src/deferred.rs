@@ -177,13 +177,17 @@ mod tests {
         d.push(30_000_000, 3, 'c');
         let mut seen = Vec::new();
         let next = d.sweep(wake, |p| seen.push((p.due, p.seq, p.item)));
+        assert_eq!(seen, [(12_000_000, 1, 'a')]);
+        assert!(next.unwrap() >= 7_500_000 && next.unwrap() < 12_500_000);
+        let next = d.sweep(next.unwrap(), |p| seen.push((p.due, p.seq, p.item)));
         assert_eq!(seen, [(12_000_000, 1, 'a'), (12_500_000, 2, 'b')]);
         let next = next.unwrap();
         assert!(next >= 25_000_000 && next < 30_000_000);
         assert_eq!(d.sweep(next, |p| seen.push((p.due, p.seq, p.item))), None);
         assert_eq!(seen.len(), 3);
-        assert!(d.push(40_000_000, 4, 'd').is_some()); // the queue wakes again
-                                                       // Thousands queued and swept while the ring grows and wraps: all in order.
+        // The queue wakes again.
+        assert!(d.push(40_000_000, 4, 'd').is_some());
+        // Thousands queued and swept while the ring grows and wraps: all in order.
         let mut want = std::collections::VecDeque::from([40_000_000]);
         let mut got = Vec::new();
         for i in 1..5000u64 {
