@@ -173,17 +173,17 @@ mod tests {
         let mut s = Schedule::<()>::new();
         let mut d = Deferred::new(10_000_000, &mut s).unwrap(); // 10 ms: lead 5 ms
         let wake = d.push(12_000_000, 1, 'a').unwrap();
-        assert!(wake >= 7_000_000 && wake < 12_000_000);
+        assert!((7_000_000..12_000_000).contains(&wake));
         assert_eq!(d.push(12_500_000, 2, 'b'), None); // a sweep is pending already
         d.push(30_000_000, 3, 'c');
         let mut seen = Vec::new();
         let next = d.sweep(wake, |p| seen.push((p.due, p.seq, p.item)));
         assert_eq!(seen, [(12_000_000, 1, 'a')]);
-        assert!(next.unwrap() >= 7_500_000 && next.unwrap() < 12_500_000);
+        assert!((7_500_000..12_500_000).contains(&next.unwrap()));
         let next = d.sweep(next.unwrap(), |p| seen.push((p.due, p.seq, p.item)));
         assert_eq!(seen, [(12_000_000, 1, 'a'), (12_500_000, 2, 'b')]);
         let next = next.unwrap();
-        assert!(next >= 25_000_000 && next < 30_000_000);
+        assert!((25_000_000..30_000_000).contains(&next));
         assert_eq!(d.sweep(next, |p| seen.push((p.due, p.seq, p.item))), None);
         assert_eq!(seen.len(), 3);
         // The queue wakes again.
