@@ -59,17 +59,19 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
     let mut feed = Feed::start(&mut arm.s, demand.by_ref());
     loop {
         if let Some((_, ev)) = arm.s.pop_before(feed.key) {
-            arm.handle(ev);
+            if arm.handle(ev) {
+                arm.collect();
+            }
         } else if feed.key != lane::EMPTY {
             arm.s.run_outside(feed.key);
             if let Some(unit) = feed.due() {
                 arm.arrive(unit);
             }
             feed.schedule_next(&mut arm.s);
+            arm.collect();
         } else {
             break; // nothing pending, nothing left to arrive
         }
-        arm.collect();
     }
     if error.is_none() {
         error = demand.take_error();
@@ -201,15 +203,21 @@ impl<'a> Arm<'a> {
         }
     }
 
-    /// Every event but an arrival goes to the one part it concerns.
-    fn handle(&mut self, ev: Event) {
+    /// Every event but an arrival goes to the one part it concerns. Returns whether a
+    /// request may have finished (so the consumers have something to collect): never after
+    /// the upstream's events or a sweep, two of the three events of nearly every unit.
+    fn handle(&mut self, ev: Event) -> bool {
         let s = &mut self.s;
         match ev {
             Event::Retry(id) => self.client.retry(s, id),
-            Event::AtServer(a) => self.server.arrive(s, a),
+            Event::AtServer(a) => {
+                self.server.arrive(s, a);
+                return false;
+            }
             Event::ServerDone { attempt, what } => {
                 let attempt = self.client.seen_by_upstream(attempt);
-                self.server.finish(s, attempt, what)
+                self.server.finish(s, attempt, what);
+                return false;
             }
             Event::AtClient { attempt, answer } => self.client.answered(s, attempt, answer),
             Event::Timeout(id) => self.client.timed_out(s, id),
@@ -218,13 +226,18 @@ impl<'a> Arm<'a> {
                     c.fire(s, &mut self.client, timer);
                 }
             }
-            Event::Sweep(Swept::Attempts) => self.client.sweep(s),
+            Event::Sweep(Swept::Attempts) => {
+                self.client.sweep(s);
+                return false;
+            }
             Event::Sweep(Swept::Consumers) => {
                 if let Some(c) = &mut self.consumers {
                     c.sweep(s);
                 }
+                return false;
             }
         }
+        true
     }
 
     /// The consumers take the requests that finished (and act on them).
