@@ -43,9 +43,9 @@ impl Driver {
     ) -> Self {
         Driver {
             carrier: Carrier {
-                // Slow lanes (see `crate::schedule`): a success cancels its timeout, and
-                // only a unit still not done at a timeout arms a give-up, so they are
-                // rarely due.
+                // Slow lanes (see `crate::schedule`): a timeout reaches its lane only if
+                // its unit is still not done ~0.1 s after it was armed, and only a unit
+                // still not done at a timeout arms a give-up, so they are rarely due.
                 timeout: s.add_slow_lane(rules.timeout()),
                 give_up: s.add_slow_lane(rules.give_up()),
                 think: rules.think().map(|t| s.add_lane(t)),
