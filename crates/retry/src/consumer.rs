@@ -418,6 +418,19 @@ impl Consumers {
         }
     }
 
+    /// Whether `timer` could still do something when it fires: `false` when
+    /// [`Consumers::fire`] would ignore it, now or at any later time (its unit is done,
+    /// or, for a timeout, the unit sent again since). A driver may drop such a timer
+    /// rather than keep it until it is due.
+    #[inline]
+    pub fn is_pending(&self, timer: &Timer) -> bool {
+        match *timer {
+            Timer::Timeout { unit, send } => self.units.get(unit).is_some_and(|u| u.sends == send),
+            Timer::GiveUp { unit } => self.units.get(unit).is_some(),
+            Timer::Think { .. } => true,
+        }
+    }
+
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
     #[inline]

@@ -12,12 +12,12 @@
 //! never sent.
 //!
 //! Per-request state is one fixed-size slot in a table reused through a free list
-//! (retrier state, deadline, RNG, timeout ticket, counters: 128 bytes), so memory follows the
+//! (retrier state, deadline, RNG, counters: under 128 bytes), so memory follows the
 //! requests *in flight*, not the requests *offered*. Finished requests go straight into
 //! the [`Recorder`].
 
-use crate::event::{Answer, Attempt, AttemptId, Event};
-use crate::lane::Ticket;
+use crate::deferred::Deferred;
+use crate::event::{Answer, Attempt, AttemptId, Event, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::{Decision, Failure, Method, Outcome, Request, Retrier};
 use herd_scenario::{LogicalRecord, Recorder};
@@ -44,9 +44,6 @@ struct Req {
     intended: u64,
     /// When the current attempt times out (`u64::MAX`: never).
     deadline: u64,
-    /// The current attempt's timeout on the timeout lane, to cancel when it is answered
-    /// (`None`: on the calendar, or none).
-    timer: Option<Ticket>,
     rng: Pcg64Mcg,
     /// The retrier's per-request state.
     request: Request,
@@ -59,10 +56,6 @@ struct Req {
     method: Method,
     /// The consumers' id for the request ([`NO_OWNER`] without consumers).
     owner: u64,
-    /// The consumer timeout its owner armed when it sent it, handed back with it when it
-    /// finishes (see [`Finished`]): kept here, in the slot the finish touches anyway,
-    /// rather than in a map of the driver's from request id to timer.
-    owner_timer: Option<Ticket>,
 }
 
 /// An owned request that finished, for the consumers to take.
@@ -72,8 +65,6 @@ pub(crate) struct Finished {
     pub owner: u64,
     /// Whether it succeeded.
     pub ok: bool,
-    /// The timer [`Client::set_owner_timer`] left with it.
-    pub timer: Option<Ticket>,
 }
 
 /// The owner of a request no consumer sent: it is recorded as a logical request.
@@ -87,6 +78,9 @@ pub(crate) struct Wiring {
     pub timeouts: Option<LaneId>,
     /// The one-way network delay (`up`'s), ns: when the upstream sees a close.
     pub one_way: u64,
+    /// Where full attempt timeouts are written down before they go on `timeouts` (see
+    /// `crate::deferred`), if there is a timeout lane and its delay can be put off.
+    pub deferred: Option<Deferred<AttemptId>>,
 }
 
 /// One arm's client.
@@ -112,6 +106,10 @@ pub(crate) struct Client {
     recorder: Recorder,
     /// Finished requests that have an owner, for the consumers to take.
     finished: Vec<Finished>,
+    /// Full attempt timeouts written down, not yet on the timeout lane (see
+    /// `crate::deferred`); `None` without a timeout lane, or for a timeout too short to put
+    /// off.
+    deferred: Option<Deferred<AttemptId>>,
     /// Cancelled attempts that were on the wire → when the upstream sees their connection
     /// close (cancel + one hop). Kept until the upstream's outcome for the attempt is due
     /// or its answer arrives; empty without cancels, so it costs nothing then.
@@ -127,8 +125,9 @@ impl Client {
         slots: usize,
         timeout: Option<Duration>,
         retry_after: Option<Duration>,
-        wiring: Wiring,
+        mut wiring: Wiring,
     ) -> Self {
+        let deferred = wiring.deferred.take();
         Client {
             retrier,
             method,
@@ -144,6 +143,7 @@ impl Client {
             waiting: VecDeque::new(),
             recorder: Recorder::new(),
             finished: Vec::new(),
+            deferred,
             departed: HashMap::new(),
         }
     }
@@ -167,17 +167,6 @@ impl Client {
         std::mem::swap(&mut self.finished, into);
     }
 
-    /// Leaves `timer` (its owner's timeout) with the request in `slot`, to be handed back
-    /// in its [`Finished`]; nothing if the slot is free (the request finished at once).
-    #[inline]
-    pub(crate) fn set_owner_timer(&mut self, slot: u32, timer: Option<Ticket>) {
-        if let Some(r) = self.reqs.get_mut(slot as usize) {
-            if r.phase != Phase::Free {
-                r.owner_timer = timer;
-            }
-        }
-    }
-
     /// The finished requests.
     pub(crate) fn into_recorder(self) -> Recorder {
         self.recorder
@@ -198,14 +187,12 @@ impl Client {
             method: method.unwrap_or(self.method),
             intended: s.now(),
             deadline: u64::MAX,
-            timer: None,
             rng,
             request: self.retrier.begin(Duration::from_nanos(s.now())),
             attempts: 0,
             gen: 0,
             phase: Phase::Idle,
             owner,
-            owner_timer: None,
         };
         let req = match self.free.pop() {
             Some(i) => {
@@ -250,9 +237,6 @@ impl Client {
             return;
         }
         let on_wire = AttemptId { req, gen: r.gen };
-        if let (Some(lane), Some(t)) = (self.wiring.timeouts, r.timer.take()) {
-            s.cancel(lane, t);
-        }
         r.gen = r.gen.wrapping_add(1).max(1);
         r.phase = Phase::Free;
         self.armed[req as usize] = 0;
@@ -303,12 +287,22 @@ impl Client {
         r.attempts += 1;
         r.deadline = limit.map_or(u64::MAX, |l| now.saturating_add(l));
         let id = AttemptId { req, gen: r.gen };
-        r.timer = None;
         match (limit, self.wiring.timeouts) {
             // Nothing left of the deadline: the attempt times out before it is sent.
             (Some(0), _) => return self.conclude(s, req, &Outcome::Failed(Failure::Timeout)),
+            // The full timeout: written down, on its lane only if the attempt is still
+            // waiting or on the wire some time later (see `crate::deferred`).
             (Some(l), Some(lane)) if Some(l) == self.timeout => {
-                r.timer = s.via(lane, Event::Timeout(id));
+                let seq = s.reserve();
+                let due = now.saturating_add(l);
+                match &mut self.deferred {
+                    Some(d) => {
+                        if let Some(wake) = d.push(due, seq, id) {
+                            s.at_in_order(d.lane, wake, Event::Sweep(Swept::Attempts));
+                        }
+                    }
+                    None => s.at_in_order_reserved(lane, due, seq, Event::Timeout(id)),
+                }
             }
             (Some(l), _) => s.at(now.saturating_add(l), Event::Timeout(id)),
             (None, _) => {}
@@ -368,7 +362,6 @@ impl Client {
             }
             return;
         }
-        self.disarm(s, id.req);
         self.release(s);
         let outcome = match answer {
             Answer::Ok => Outcome::status(200),
@@ -381,14 +374,22 @@ impl Client {
         self.conclude(s, id.req, &outcome);
     }
 
-    /// Cancels the timeout of `req`'s current attempt, which is over.
-    #[inline]
-    fn disarm(&mut self, s: &mut Schedule<Event>, req: u32) {
-        let Some(r) = self.reqs.get_mut(req as usize) else {
+    /// A sweep of the attempt timeouts written down: those of attempts still waiting or
+    /// on the wire go on the timeout lane, under their own keys; the rest (answered, timed
+    /// out or cancelled since: `armed` no longer names them, and never will again) are
+    /// dropped.
+    pub(crate) fn sweep(&mut self, s: &mut Schedule<Event>) {
+        let (Some(d), Some(lane)) = (&mut self.deferred, self.wiring.timeouts) else {
             return;
         };
-        if let (Some(lane), Some(t)) = (self.wiring.timeouts, r.timer.take()) {
-            s.cancel(lane, t);
+        let armed = &self.armed;
+        let next = d.sweep(s.now(), |p| {
+            if armed.get(p.item.req as usize) == Some(&p.item.gen) {
+                s.at_in_order_reserved(lane, p.due, p.seq, Event::Timeout(p.item));
+            }
+        });
+        if let Some(wake) = next {
+            s.at_in_order(d.lane, wake, Event::Sweep(Swept::Attempts));
         }
     }
 
@@ -424,7 +425,6 @@ impl Client {
                 self.finished.push(Finished {
                     owner: r.owner,
                     ok: decision == Decision::Success,
-                    timer: r.owner_timer.take(),
                 });
                 r.phase = Phase::Free;
                 self.free.push(req);

@@ -4,15 +4,18 @@
 //! on, so its answer, timeout and backoff are dropped as stale); an `Arm` is an event on
 //! the schedule; a `Done` unit goes into the recorder, latency from its arrival.
 //!
-//! The consumer timeout armed with a send is left with the request in its client slot
-//! ([`Client::set_owner_timer`]) and comes back with it when it finishes, so that a success
-//! cancels it; the driver keeps a map from request id to client slot only under `abandon`,
-//! the one rule that cancels requests. (The consumers keep their own map of live requests:
-//! without this one, a unit's request touches two id maps, not three.)
+//! The consumer timeout armed with a send is written down rather than put on its lane
+//! (`crate::deferred`): some time after it was armed it goes on the lane only if
+//! [`Consumers::is_pending`] says it could still do something, so the timeouts of units
+//! that succeeded (nearly all) are neither cancelled nor popped. The driver keeps a map
+//! from request id to client slot only under `abandon`, the one rule that cancels
+//! requests. (The consumers keep their own map of live requests: without this one, a
+//! unit's request touches two id maps, not three.)
 
 use crate::client::{Client, Finished};
-use crate::event::Event;
-use crate::schedule::Schedule;
+use crate::deferred::Deferred;
+use crate::event::{Event, Swept};
+use crate::schedule::{nanos, Schedule};
 use carry::Carrier;
 use herd_retry::consumer::{ConsumerRules, Consumers, OnTimeout, Timer};
 use herd_retry::id_ring::IdRing;
@@ -40,12 +43,13 @@ impl Driver {
     ) -> Self {
         Driver {
             carrier: Carrier {
-                // Slow lanes (see `crate::schedule`): a success cancels its timeout, and
-                // only a unit still not done at a timeout arms a give-up, so they are
-                // rarely due.
+                // Slow lanes (see `crate::schedule`): a timeout reaches its lane only if
+                // its unit is still not done ~0.1 s after it was armed, and only a unit
+                // still not done at a timeout arms a give-up, so they are rarely due.
                 timeout: s.add_slow_lane(rules.timeout()),
                 give_up: s.add_slow_lane(rules.give_up()),
                 think: rules.think().map(|t| s.add_lane(t)),
+                deferred: Deferred::new(nanos(rules.timeout()), s),
                 slots: (rules.on_timeout() == OnTimeout::Abandon).then(IdRing::default),
                 arm_seed,
                 recorder: Recorder::new(),
@@ -95,18 +99,30 @@ impl Driver {
                 if let Some(slots) = &mut self.carrier.slots {
                     slots.remove(f.owner);
                 }
-                // A success ends its unit (or it had ended): the timeout armed when it was
-                // sent can only be stale now, so it leaves the schedule at once instead of
-                // being popped, and found stale, `timeout` later.
-                if let (true, Some(t)) = (f.ok, f.timer) {
-                    s.cancel(self.carrier.timeout, t);
-                }
                 self.rules
                     .finished(f.owner, f.ok, now, &mut self.carrier.on(s, client));
             }
             self.finished.clear();
             // A send can finish at once (a throttled first attempt): go round again.
             client.take_finished(&mut self.finished);
+        }
+    }
+
+    /// A sweep of the consumer timeouts written down: those that could still do something
+    /// go on the timeout lane, under their own keys; the rest (their unit is done, or sent
+    /// again since) are dropped, as [`Consumers::fire`] would have ignored them.
+    pub(crate) fn sweep(&mut self, s: &mut Schedule<Event>) {
+        let Some(d) = &mut self.carrier.deferred else {
+            return;
+        };
+        let (rules, lane) = (&self.rules, self.carrier.timeout);
+        let next = d.sweep(s.now(), |p| {
+            if rules.is_pending(&p.item) {
+                s.at_in_order_reserved(lane, p.due, p.seq, Event::Consumer(p.item));
+            }
+        });
+        if let Some(wake) = next {
+            s.at_in_order(d.lane, wake, Event::Sweep(Swept::Consumers));
         }
     }
 

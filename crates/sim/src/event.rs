@@ -35,6 +35,17 @@ pub(crate) enum Event {
     },
     /// The attempt timeout fires.
     Timeout(AttemptId),
+    /// Timers written down are looked at again (see `crate::deferred`).
+    Sweep(Swept),
+}
+
+/// Which timers a [`Event::Sweep`] is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Swept {
+    /// The client's attempt timeouts.
+    Attempts,
+    /// The consumers' timeouts.
+    Consumers,
 }
 
 /// One attempt: which request, which try.

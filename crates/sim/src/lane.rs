@@ -7,64 +7,50 @@
 //! in time order). Most of the simulator's events go through a lane and never touch the
 //! [`crate::queue::CalendarQueue`].
 //!
-//! # Cancelling
+//! # No cancelling
 //!
-//! Most timers are never needed: an attempt is answered in milliseconds, long before its
-//! 10 s timeout. Left in the lane, each such timer is popped as an event, only to be found
-//! stale, and with a million of them pending the lane's front is a cache miss on every
-//! pop. So a push returns a [`Ticket`], and [`Lane::cancel`] blanks the entry in place (it
-//! was written moments ago, so it is still in cache); the lane steps over blank entries
-//! when its front moves, and the schedule never sees them. Entries that are not cancelled
-//! keep their `(time, seq)`, so the order of everything else is unchanged.
+//! Most long timers are never needed: an attempt is answered in milliseconds, long before
+//! its 10 s timeout. Lanes once took a ticket per push and blanked a cancelled entry in
+//! place; now such timers are written down first and reach a lane only if still needed
+//! some time later (the simulator's `deferred` module), so nothing on a lane is ever
+//! cancelled, and a lane is a plain FIFO: a pop is a load and an increment, with no blank
+//! entries to step over. A timer that is over by the time it is due is popped and found
+//! stale by its owner, which does nothing.
 
 use crate::queue::Entry;
-use std::num::NonZeroU64;
-
-/// Names one entry pushed on a lane, for [`Lane::cancel`] on that same lane
-/// (`Option<Ticket>` is 8 bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket(NonZeroU64);
 
 /// Events that all wait `delay` ns after they are pushed.
 ///
-/// Keys and items are kept apart (two rings in step): the front moves over cancelled
-/// entries, most of a timeout lane, reading 16 bytes each rather than a whole event.
+/// Keys and items are kept apart (two rings in step), so that the next front's key, read
+/// at every pop for the schedule's head, is 16 bytes beside the others.
 ///
 /// Why rings of their own rather than `VecDeque`s: every entry is named by its push count
-/// (the n-th push is entry n, for good), so the front, the back and a ticket are all
-/// absolute counts and an entry's place is `n & mask` on a power-of-two buffer. A pop is a
-/// load and an increment, where two `VecDeque`s paid their wrap-around arithmetic twice,
-/// and a cancel needs no translation from ticket to position.
+/// (the n-th push is entry n, for good), so the front and the back are absolute counts and
+/// an entry's place is `n & mask` on a power-of-two buffer. A pop is a load and an
+/// increment, where two `VecDeque`s paid their wrap-around arithmetic twice.
 #[derive(Debug)]
 pub struct Lane<T> {
     delay: u64,
     /// The front entry's key as one number, `time << 64 | seq` ([`EMPTY`] when empty),
     /// kept beside the lane so that the schedule, which compares every lane's front on
-    /// every pop, reads a few hot bytes instead of each queue's buffer (with a million
-    /// requests in flight the fronts of the long lanes are cache misses), and compares
-    /// them in one instruction or two.
+    /// every pop, reads a few hot bytes instead of each queue's buffer, and compares them
+    /// in one instruction or two.
     head: u128,
-    /// Entry `n`'s [`key`] at `n & mask`, for `front <= n < back`; [`CANCELLED`] once
-    /// cancelled. The front is never [`CANCELLED`].
+    /// Entry `n`'s [`key`] at `n & mask`, for `front <= n < back`.
     keys: Vec<u128>,
     /// Entry `n`'s item at `n & mask`, in step with `keys` (`None` outside the entries
-    /// queued, and once cancelled).
+    /// queued).
     items: Vec<Option<T>>,
-    /// The number of the front entry: entries popped or dropped so far.
+    /// The number of the front entry: entries popped so far.
     front: u64,
     /// The number the next push gets: entries ever pushed.
     back: u64,
-    /// The due time of the last entry pushed (cancelled or not): the lane's back.
+    /// The due time of the last entry pushed: the lane's back.
     last: u64,
-    /// Entries queued and not cancelled.
-    live: usize,
 }
 
 /// The head of an empty lane: later than any entry (an entry's `seq` is never `u64::MAX`).
 pub const EMPTY: u128 = u128::MAX;
-
-/// The key of a cancelled entry (no entry's `seq` is 0: the schedule counts from 1).
-const CANCELLED: u128 = 0;
 
 /// `(time, seq)` as one number that orders the same way.
 #[inline]
@@ -83,7 +69,6 @@ impl<T> Lane<T> {
             front: 0,
             back: 0,
             last: 0,
-            live: 0,
         }
     }
 
@@ -97,15 +82,15 @@ impl<T> Lane<T> {
     /// simulator's clock never does); a `now` earlier than the last is raised to keep the
     /// lane sorted.
     #[inline]
-    pub fn push(&mut self, now: u64, seq: u64, item: T) -> Ticket {
+    pub fn push(&mut self, now: u64, seq: u64, item: T) {
         self.push_at(now.saturating_add(self.delay), seq, item)
     }
 
     /// Queues `item` due at `time`, whatever the lane's delay: for a stream of events that
     /// comes in time order by itself (a time earlier than the last entry's is raised to
-    /// it; [`Lane::fits`] says whether it would be). `seq` must not be 0.
+    /// it; [`Lane::fits`] says whether it would be).
     #[inline(always)]
-    pub fn push_at(&mut self, time: u64, seq: u64, item: T) -> Ticket {
+    pub fn push_at(&mut self, time: u64, seq: u64, item: T) {
         let queued = self.back - self.front;
         let time = if queued == 0 {
             time
@@ -124,15 +109,13 @@ impl<T> Lane<T> {
         self.keys[i] = k;
         self.items[i] = Some(item);
         self.back += 1;
-        self.live += 1;
-        Ticket(NonZeroU64::MIN.saturating_add(self.back - 1))
     }
 
     /// Doubles the buffers (at least 16 entries), each queued entry moved to its place.
     #[cold]
     fn grow(&mut self) {
         let n = (self.keys.len() * 2).max(16);
-        let mut keys = vec![CANCELLED; n];
+        let mut keys = vec![EMPTY; n];
         let mut items: Vec<Option<T>> = std::iter::repeat_with(|| None).take(n).collect();
         for e in self.front..self.back {
             let i = self.at(e);
@@ -141,24 +124,6 @@ impl<T> Lane<T> {
         }
         self.keys = keys;
         self.items = items;
-    }
-
-    /// Cancels the entry of `ticket`, if it is still queued: it will never be popped.
-    #[inline]
-    pub fn cancel(&mut self, ticket: Ticket) {
-        let n = ticket.0.get() - 1;
-        if n < self.front || n >= self.back {
-            return; // popped already (or not of this lane)
-        }
-        let i = self.at(n);
-        if self.keys[i] != CANCELLED {
-            self.keys[i] = CANCELLED;
-            self.items[i] = None;
-            self.live -= 1;
-            if n == self.front {
-                self.settle();
-            }
-        }
     }
 
     /// The delay of every entry, ns.
@@ -171,6 +136,13 @@ impl<T> Lane<T> {
     #[inline]
     pub fn fits(&self, time: u64) -> bool {
         self.back == self.front || self.last <= time
+    }
+
+    /// Whether an entry due at `time` can join the back of the line whatever its sequence
+    /// number: the line is empty, or `time` is later than its last entry's.
+    #[inline]
+    pub fn fits_after(&self, time: u64) -> bool {
+        self.back == self.front || self.last < time
     }
 
     /// The earliest entry's key as [`key`] makes it, [`EMPTY`] when there is none.
@@ -189,8 +161,11 @@ impl<T> Lane<T> {
         let k = self.keys[i];
         let item = self.items[i].take()?;
         self.front += 1;
-        self.live -= 1;
-        self.settle();
+        self.head = if self.front == self.back {
+            EMPTY
+        } else {
+            self.keys[self.at(self.front)]
+        };
         Some(Entry {
             time: (k >> 64) as u64,
             seq: k as u64,
@@ -198,41 +173,14 @@ impl<T> Lane<T> {
         })
     }
 
-    /// Notes the new front's key, first dropping cancelled entries off the front.
-    #[inline]
-    fn settle(&mut self) {
-        if self.front == self.back {
-            self.head = EMPTY;
-            return;
-        }
-        let k = self.keys[self.at(self.front)];
-        if k != CANCELLED {
-            self.head = k;
-        } else {
-            self.drop_cancelled();
-        }
-    }
-
-    /// [`Lane::settle`]'s slow path: the front is cancelled.
-    fn drop_cancelled(&mut self) {
-        while self.front < self.back && self.keys[self.at(self.front)] == CANCELLED {
-            self.front += 1;
-        }
-        self.head = if self.front == self.back {
-            EMPTY
-        } else {
-            self.keys[self.at(self.front)]
-        };
-    }
-
-    /// Entries queued (cancelled ones not counted).
+    /// Entries queued.
     pub fn len(&self) -> usize {
-        self.live
+        (self.back - self.front) as usize
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.live == 0
+        self.back == self.front
     }
 }
 
@@ -241,25 +189,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cancelled_entries_are_never_popped() {
+    fn pops_in_push_order_due_after_the_delay() {
         let mut l = Lane::new(10);
-        let t: Vec<Ticket> = (0..5).map(|i| l.push(i, i, i)).collect();
-        l.cancel(t[0]);
-        l.cancel(t[2]);
-        l.cancel(t[2]); // twice: no effect
-        assert_eq!(l.len(), 3);
-        assert_eq!(l.head(), key(11, 1));
-        let got: Vec<_> = std::iter::from_fn(|| l.pop().map(|e| e.item)).collect();
-        assert_eq!(got, [1, 3, 4]);
-        l.cancel(t[4]); // popped already: no effect
-        assert!(l.is_empty() && l.head() == EMPTY);
-        let last = l.push(20, 9, 9);
-        l.cancel(last);
+        for i in 0..5 {
+            l.push(i, i + 1, i);
+        }
+        assert_eq!((l.len(), l.head()), (5, key(10, 1)));
+        let got: Vec<_> = std::iter::from_fn(|| l.pop().map(|e| (e.time, e.item))).collect();
+        assert_eq!(got, [(10, 0), (11, 1), (12, 2), (13, 3), (14, 4)]);
         assert!(l.is_empty() && l.head() == EMPTY && l.pop().is_none());
+        l.push_at(3, 9, 9); // empty: any time goes
+        assert!(!l.fits(2) && l.fits(3));
     }
 
-    /// Many more entries than the first buffer, cancelled here and there, popped while
-    /// others are pushed: the ring grows and wraps with every entry in its place.
+    /// Many more entries than the first buffer, popped while others are pushed: the ring
+    /// grows and wraps with every entry in its place.
     #[test]
     fn grows_and_wraps_in_order() {
         let mut l = Lane::new(0);
@@ -267,12 +211,8 @@ mod tests {
         let mut next = 1u64;
         for round in 0..50u64 {
             for _ in 0..(round * 7) % 40 + 1 {
-                let t = l.push(next, next, next);
-                if next % 3 == 0 {
-                    l.cancel(t);
-                } else {
-                    want.push_back(next);
-                }
+                l.push(next, next, next);
+                want.push_back(next);
                 next += 1;
             }
             for _ in 0..(round * 5) % 30 {

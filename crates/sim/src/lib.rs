@@ -27,8 +27,10 @@
 //! Events live in a [`queue::CalendarQueue`] (a timing wheel with a heap per bucket, see its
 //! docs for why not one binary heap) and in FIFO [`lane`]s for the fixed delays (network
 //! hops, attempt and consumer timeouts) and the streams that come in time order
-//! (arrivals), which cover most events at O(1); a timer that is no longer needed (the
-//! timeout of an answered attempt) is cancelled on its lane, not popped. Per-request state is a
+//! (arrivals), which cover most events at O(1); a long timer that is nearly always over
+//! before it is due (the timeout of an attempt, answered in milliseconds) is written down
+//! first and reaches its lane only if it is still needed ~0.1 s later, so it is neither
+//! queued nor popped. Per-request state is a
 //! fixed-size slot reused after the request finishes; metrics stream into histograms and
 //! 100 ms buckets.
 //!
@@ -42,6 +44,7 @@
 
 mod client;
 mod consumers;
+mod deferred;
 mod event;
 mod fates;
 pub mod lane;

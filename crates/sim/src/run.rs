@@ -7,7 +7,8 @@
 
 use crate::client::{Client, Wiring, NO_OWNER};
 use crate::consumers;
-use crate::event::Event;
+use crate::deferred::Deferred;
+use crate::event::{Event, Swept};
 use crate::lane;
 use crate::network;
 use crate::schedule::{nanos, Schedule};
@@ -58,17 +59,19 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
     let mut feed = Feed::start(&mut arm.s, demand.by_ref());
     loop {
         if let Some((_, ev)) = arm.s.pop_before(feed.key) {
-            arm.handle(ev);
+            if arm.handle(ev) {
+                arm.collect();
+            }
         } else if feed.key != lane::EMPTY {
             arm.s.run_outside(feed.key);
             if let Some(unit) = feed.due() {
                 arm.arrive(unit);
             }
             feed.schedule_next(&mut arm.s);
+            arm.collect();
         } else {
             break; // nothing pending, nothing left to arrive
         }
-        arm.collect();
     }
     if error.is_none() {
         error = demand.take_error();
@@ -142,6 +145,10 @@ impl<'a> Arm<'a> {
         let (up, down) = (net, net);
         // A slow lane (see `crate::schedule`): an answer cancels its attempt's timeout.
         let timeouts = scenario.client.attempt_timeout.map(|t| s.add_slow_lane(t));
+        // Where full attempt timeouts wait before they go on `timeouts`, if they do.
+        let deferred = (scenario.client.attempt_timeout)
+            .filter(|_| timeouts.is_some())
+            .and_then(|t| Deferred::new(nanos(t), &mut s));
         let upstream = &scenario.upstream;
         let retry_after =
             (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
@@ -159,6 +166,7 @@ impl<'a> Arm<'a> {
                 up,
                 timeouts,
                 one_way: nanos(one_way),
+                deferred,
             },
         );
         let arm_seed = scenario.arm_seed(index);
@@ -195,15 +203,21 @@ impl<'a> Arm<'a> {
         }
     }
 
-    /// Every event but an arrival goes to the one part it concerns.
-    fn handle(&mut self, ev: Event) {
+    /// Every event but an arrival goes to the one part it concerns. Returns whether a
+    /// request may have finished (so the consumers have something to collect): never after
+    /// the upstream's events or a sweep, two of the three events of nearly every unit.
+    fn handle(&mut self, ev: Event) -> bool {
         let s = &mut self.s;
         match ev {
             Event::Retry(id) => self.client.retry(s, id),
-            Event::AtServer(a) => self.server.arrive(s, a),
+            Event::AtServer(a) => {
+                self.server.arrive(s, a);
+                return false;
+            }
             Event::ServerDone { attempt, what } => {
                 let attempt = self.client.seen_by_upstream(attempt);
-                self.server.finish(s, attempt, what)
+                self.server.finish(s, attempt, what);
+                return false;
             }
             Event::AtClient { attempt, answer } => self.client.answered(s, attempt, answer),
             Event::Timeout(id) => self.client.timed_out(s, id),
@@ -212,7 +226,18 @@ impl<'a> Arm<'a> {
                     c.fire(s, &mut self.client, timer);
                 }
             }
+            Event::Sweep(Swept::Attempts) => {
+                self.client.sweep(s);
+                return false;
+            }
+            Event::Sweep(Swept::Consumers) => {
+                if let Some(c) = &mut self.consumers {
+                    c.sweep(s);
+                }
+                return false;
+            }
         }
+        true
     }
 
     /// The consumers take the requests that finished (and act on them).

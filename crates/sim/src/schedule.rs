@@ -8,14 +8,14 @@
 //! # Slow lanes
 //!
 //! Every pop compares the calendar's head with each lane's. Some lanes are rarely the
-//! next due: long timers, most of them cancelled long before they are due (an attempt's
-//! 10 s timeout, a consumer's 3 s one, its 30 s give-up). Those are added with
+//! next due: long timers (an attempt's 10 s timeout, a consumer's 3 s one, its 30 s
+//! give-up, the sweeps of the timers written down first). Those are added with
 //! [`Schedule::add_slow_lane`]: their heads are compared with the rest as one, the
 //! earliest of them, which is worked out again only after one of their heads changed (a
-//! push into an empty slow lane, a cancel or a pop at a front), not at every pop. Which
-//! kind a lane is changes what a pop costs, never what it returns.
+//! push into an empty slow lane or a pop at a front), not at every pop. Which kind a lane
+//! is changes what a pop costs, never what it returns.
 
-use crate::lane::{self, Lane, Ticket};
+use crate::lane::{self, Lane};
 use crate::queue::{CalendarQueue, Entry};
 use std::time::Duration;
 
@@ -184,22 +184,13 @@ impl<T> Schedule<T> {
         self.at(self.now.saturating_add(nanos(delay)), item);
     }
 
-    /// Schedules `item` on `lane`, due after the lane's delay; the ticket cancels it.
+    /// Schedules `item` on `lane`, due after the lane's delay.
     #[inline(always)]
-    pub fn via(&mut self, lane: LaneId, item: T) -> Option<Ticket> {
+    pub fn via(&mut self, lane: LaneId, item: T) {
         let seq = self.seq();
         let now = self.now;
-        let ticket = self.lane_mut(lane)?.push(now, seq, item);
-        self.noted(lane);
-        Some(ticket)
-    }
-
-    /// Cancels the event `ticket` names on `lane` (see [`crate::lane`]), if it is still
-    /// pending: it will not run.
-    #[inline]
-    pub fn cancel(&mut self, lane: LaneId, ticket: Ticket) {
         if let Some(l) = self.lane_mut(lane) {
-            l.cancel(ticket);
+            l.push(now, seq, item);
             self.noted(lane);
         }
     }
@@ -207,24 +198,44 @@ impl<T> Schedule<T> {
     /// Schedules `item` at absolute time `time` ns (a time in the past means now): on
     /// `lane` when that keeps the lane in order (the events of a stream that comes in time
     /// order, O(1)), otherwise on the calendar. The lane's delay plays no part. Either way
-    /// it runs in the same `(time, seq)` order: this is only about the cost. The ticket (on
-    /// the lane only) cancels it. Always inlined: the consumers' timers (one a unit) took
-    /// ~15 instructions of call and spills around it.
+    /// it runs in the same `(time, seq)` order: this is only about the cost. Always
+    /// inlined: the consumers' timers took ~15 instructions of call and spills around it.
     #[inline(always)]
-    pub fn at_in_order(&mut self, lane: LaneId, time: u64, item: T) -> Option<Ticket> {
+    pub fn at_in_order(&mut self, lane: LaneId, time: u64, item: T) {
         let time = time.max(self.now);
         let seq = self.seq + 1;
         match self.lane_mut(lane) {
             Some(l) if l.fits(time) => {
-                let ticket = l.push_at(time, seq, item);
+                l.push_at(time, seq, item);
                 self.seq = seq;
                 self.noted(lane);
-                Some(ticket)
             }
-            _ => {
-                self.at(time, item);
-                None
+            _ => self.at(time, item),
+        }
+    }
+
+    /// Takes the next sequence number for an event that goes on the schedule later, with
+    /// [`Schedule::at_in_order_reserved`] (a timer written down first and put on its lane only
+    /// if still needed, see the `deferred` module): it runs where it would
+    /// have run had it been scheduled now.
+    #[inline(always)]
+    pub fn reserve(&mut self) -> u64 {
+        self.seq()
+    }
+
+    /// [`Schedule::at_in_order`] for an event whose sequence number `seq` was taken
+    /// earlier by [`Schedule::reserve`]. Its sequence number may be older than those of
+    /// entries already on the lane, so it joins the lane only when it is due strictly
+    /// after the lane's last entry (an equal time goes on the calendar, in order there).
+    #[inline]
+    pub fn at_in_order_reserved(&mut self, lane: LaneId, time: u64, seq: u64, item: T) {
+        let time = time.max(self.now);
+        match self.lane_mut(lane) {
+            Some(l) if l.fits_after(time) => {
+                l.push_at(time, seq, item);
+                self.noted(lane);
             }
+            _ => self.calendar.push(Entry { time, seq, item }),
         }
     }
 
@@ -319,28 +330,30 @@ mod tests {
         assert_eq!(s.pop(), Some((10, 5)));
     }
 
-    /// Slow lanes and an event kept outside pop in the same `(time, seq)` order as the
-    /// rest, whatever is cancelled in between.
+    /// Slow lanes, an event kept outside and events pushed later with a sequence number
+    /// taken earlier pop in the same `(time, seq)` order as the rest.
     #[test]
     fn slow_lanes_and_outside_events_keep_the_order() {
         let mut s = Schedule::new();
         let fast = s.add_lane(Duration::from_nanos(5));
         let slow = s.add_slow_lane(Duration::from_nanos(10));
         let slower = s.add_slow_lane(Duration::from_nanos(20));
-        let t1 = s.via(slow, 1).unwrap(); // t 10
+        let early = s.reserve(); // t 10, before 1
+        s.via(slow, 1); // t 10
         s.via(slower, 2); // t 20
         s.via(fast, 3); // t 5
-        let t4 = s.via(slow, 4).unwrap(); // t 10, after 1
+        s.via(slow, 4); // t 10, after 1
         let outside = s.key_outside(10); // t 10, after 4
         s.at(10, 6); // t 10, after the outside one
-        s.cancel(slow, t1);
+        s.at_in_order_reserved(slow, 10, early, 0); // behind 4 on the lane: on the calendar
         assert_eq!(s.pop_before(outside), Some((5, 3)));
+        assert_eq!(s.pop_before(outside), Some((10, 0)));
+        assert_eq!(s.pop_before(outside), Some((10, 1)));
         assert_eq!(s.pop_before(outside), Some((10, 4)));
         assert_eq!(s.pop_before(outside), None);
         s.run_outside(outside);
-        s.cancel(slow, t4); // popped already: no effect
         let got: Vec<_> = std::iter::from_fn(|| s.pop()).collect();
         assert_eq!(got, [(10, 6), (20, 2)]);
-        assert_eq!((s.events(), s.pending(), s.now()), (5, 0, 20));
+        assert_eq!((s.events(), s.pending(), s.now()), (7, 0, 20));
     }
 }

@@ -3,8 +3,8 @@
 //! them (see [`herd_retry::consumer::Sink`] for why).
 
 use crate::client::Client;
-use crate::event::Event;
-use crate::lane::Ticket;
+use crate::deferred::Deferred;
+use crate::event::{Event, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, Sink, Timer};
 use herd_retry::id_ring::IdRing;
@@ -25,6 +25,10 @@ pub(super) struct Carrier {
     pub(super) timeout: LaneId,
     pub(super) give_up: LaneId,
     pub(super) think: Option<LaneId>,
+    /// Consumer timeouts written down, not yet on `timeout` (see `crate::deferred`): one
+    /// is armed at every send and nearly all are over (their unit succeeded) long before
+    /// they are due. `None` for a timeout too short to put off.
+    pub(super) deferred: Option<Deferred<Timer>>,
 }
 
 impl Carrier {
@@ -39,7 +43,6 @@ impl Carrier {
             carrier: self,
             s,
             client,
-            last_sent: None,
         }
     }
 }
@@ -49,8 +52,6 @@ pub(super) struct Carrying<'a> {
     carrier: &'a mut Carrier,
     s: &'a mut Schedule<Event>,
     client: &'a mut Client,
-    /// The client slot of the last `Send`: the consumer timeout armed next is its own.
-    last_sent: Option<u32>,
 }
 
 impl Sink for Carrying<'_> {
@@ -59,50 +60,61 @@ impl Sink for Carrying<'_> {
     #[inline(always)]
     fn act(&mut self, action: Action) {
         match action {
-            Action::Send { request, .. } => self.last_sent = Some(self.send(request)),
+            Action::Send { request, .. } => self.send(request),
             Action::Cancel { request } => {
                 if let Some(slot) = self.carrier.slots.as_mut().and_then(|m| m.remove(request)) {
                     self.client.cancel(self.s, slot);
                 }
             }
-            Action::Arm { at, timer } => {
-                let ticket = self.arm(at, timer);
-                if let (Timer::Timeout { .. }, Some(slot)) = (timer, self.last_sent.take()) {
-                    self.client.set_owner_timer(slot, ticket);
-                }
-            }
+            Action::Arm { at, timer } => self.arm(at, timer),
             Action::Done { arrived, ok, .. } => self.record(arrived, ok),
         }
     }
 }
 
 impl Carrying<'_> {
-    /// Begins logical request `request` in the client; returns its slot.
+    /// Begins logical request `request` in the client.
     #[inline(always)]
-    fn send(&mut self, request: u64) -> u32 {
+    fn send(&mut self, request: u64) {
         let rng = self.carrier.arm_seed.request(request);
         let slot = self.client.begin(self.s, rng, request, None);
         if let Some(slots) = &mut self.carrier.slots {
             slots.insert(request, slot);
         }
-        slot
     }
 
-    /// Puts `timer` on the schedule, due at `at`; the ticket cancels it (on a lane only).
+    /// Puts `timer` on the schedule, due at `at`: a timeout is written down first (it
+    /// takes its sequence number now, so it runs where it would have run had it gone on
+    /// its lane now), the others go on their lane (or the calendar) at once.
     #[inline(always)]
-    fn arm(&mut self, at: Duration, timer: Timer) -> Option<Ticket> {
-        let c = &self.carrier;
+    fn arm(&mut self, at: Duration, timer: Timer) {
+        let c = &mut self.carrier;
         let lane = match timer {
-            Timer::Timeout { .. } => Some(c.timeout),
+            Timer::Timeout { .. } => {
+                let due = nanos(at).max(self.s.now());
+                let seq = self.s.reserve();
+                match &mut c.deferred {
+                    Some(d) => {
+                        if let Some(wake) = d.push(due, seq, timer) {
+                            self.s
+                                .at_in_order(d.lane, wake, Event::Sweep(Swept::Consumers));
+                        }
+                    }
+                    None => {
+                        let item = Event::Consumer(timer);
+                        self.s.at_in_order_reserved(c.timeout, due, seq, item);
+                    }
+                }
+                return;
+            }
             Timer::GiveUp { .. } => Some(c.give_up),
             Timer::Think { .. } => c.think,
         };
         match lane {
-            Some(l) => self.s.at_in_order(l, nanos(at), Event::Consumer(timer)),
-            None => {
-                self.s.at(nanos(at), Event::Consumer(timer));
-                None
+            Some(l) => {
+                self.s.at_in_order(l, nanos(at), Event::Consumer(timer));
             }
+            None => self.s.at(nanos(at), Event::Consumer(timer)),
         }
     }
 
