@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use herd_scenario::report::{ArmReport, Latency, Report};
+use herd_scenario::report::{ArmReport, Report};
 use std::path::{Path, PathBuf};
 
 fn arm(id: &str, load: f64, peak: f64, hard_fail: f64) -> ArmReport {
@@ -14,26 +14,12 @@ fn arm(id: &str, load: f64, peak: f64, hard_fail: f64) -> ArmReport {
         succeeded: 1000 - (hard_fail * 1000.0) as u64,
         failed: (hard_fail * 1000.0) as u64,
         hard_fail_ratio: hard_fail,
-        latency_ms: Latency::default(),
         client_attempts: (load * 1000.0) as u64,
         server_requests: (load * 1000.0) as u64,
         load_multiplier: load,
         peak_rps_multiplier: peak,
         burst_multiplier: peak * 2.0,
-        shed: 0,
-        demand_requests: None,
-        consumer_timeouts: None,
-        abandoned: None,
-        recovery_ms: None,
-        driver_lag_ms: None,
-        driver_dropped: None,
-        command: None,
-        server_first_retry_ms: None,
-        target_requests: None,
-        target_status: None,
-        target_errors: None,
-        target_latency_ms: None,
-        timeline: vec![],
+        ..ArmReport::default()
     }
 }
 

@@ -63,20 +63,8 @@ impl Fixture {
                     load_multiplier: 1.01,
                     peak_rps_multiplier: 1.2,
                     burst_multiplier: 2.0,
-                    shed: 0,
-                    demand_requests: None,
-                    consumer_timeouts: None,
-                    abandoned: None,
-                    recovery_ms: None,
-                    driver_lag_ms: None,
-                    driver_dropped: None,
-                    command: None,
-                    server_first_retry_ms: None,
-                    target_requests: None,
-                    target_status: None,
-                    target_errors: None,
-                    target_latency_ms: None,
                     timeline,
+                    ..ArmReport::default()
                 }
             })
             .collect();

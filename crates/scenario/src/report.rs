@@ -151,8 +151,9 @@ pub struct ScenarioInfo {
     pub seed: u64,
 }
 
-/// One arm's results.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One arm's results. `Default` is an empty arm (no requests, every optional figure
+/// absent), for code that builds one field by field.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ArmReport {
     /// The arm's id.
     pub id: String,
