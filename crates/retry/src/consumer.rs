@@ -257,6 +257,11 @@ struct Unit {
 #[derive(Debug)]
 pub struct Consumers {
     rules: ConsumerRules,
+    /// The rules' times in nanoseconds, the clock the rules keep (see
+    /// [`Consumers::arrive_ns`]).
+    timeout: u64,
+    give_up: u64,
+    think: Option<u64>,
     /// How many consumers there are.
     count: u32,
     /// Under a cap, each busy consumer's live logical requests and line of waiting units
@@ -278,6 +283,9 @@ impl Consumers {
     pub fn new(rules: ConsumerRules, count: u32, units: u64) -> Self {
         Consumers {
             rules,
+            timeout: nanos(rules.timeout),
+            give_up: nanos(rules.give_up),
+            think: rules.think.map(nanos),
             count,
             busy: BusyConsumers::new(rules.max_in_flight),
             units: IdRing::default(),
@@ -319,6 +327,14 @@ impl Consumers {
 
     /// A unit of work arrives at `consumer` (open loop; a consumer out of range is ignored).
     pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
+        self.arrive_ns(consumer, nanos(now), out);
+    }
+
+    /// [`Consumers::arrive`] at `now` nanoseconds from the start of the run, for a driver
+    /// whose clock counts nanoseconds (the simulator's): the rules keep their times so,
+    /// and a [`Sink`] that takes them so ([`Sink::arm`], [`Sink::done`]) is spared a
+    /// `Duration` round trip at every unit.
+    pub fn arrive_ns(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
         if consumer >= self.count {
             return;
         }
@@ -327,7 +343,7 @@ impl Consumers {
         self.tally.units += 1;
         let mut u = Unit {
             consumer,
-            arrived: nanos(now),
+            arrived: now,
             live: Live::new(),
             sends: 0,
             give_up_armed: false,
@@ -362,21 +378,26 @@ impl Consumers {
         if let Some(u) = self.units.get_mut(unit) {
             if !u.give_up_armed {
                 u.give_up_armed = true;
-                out.act(Action::Arm {
-                    at: Duration::from_nanos(u.arrived) + self.rules.give_up,
-                    timer: Timer::GiveUp { unit },
-                });
+                out.arm(
+                    u.arrived.saturating_add(self.give_up),
+                    Timer::GiveUp { unit },
+                );
             }
         }
     }
 
     /// A timer armed by an [`Action::Arm`] is due.
     pub fn fire(&mut self, timer: Timer, now: Duration, out: &mut impl Sink) {
+        self.fire_ns(timer, nanos(now), out);
+    }
+
+    /// [`Consumers::fire`] at `now` nanoseconds (see [`Consumers::arrive_ns`]).
+    pub fn fire_ns(&mut self, timer: Timer, now: u64, out: &mut impl Sink) {
         match timer {
             Timer::Think { consumer } => {
                 if self.left > 0 {
                     self.left -= 1;
-                    self.arrive(consumer, now, out);
+                    self.arrive_ns(consumer, now, out);
                 }
             }
             Timer::GiveUp { unit } => {
@@ -430,8 +451,13 @@ impl Consumers {
 
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
-    #[inline]
     pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut impl Sink) {
+        self.finished_ns(request, ok, nanos(now), out);
+    }
+
+    /// [`Consumers::finished`] at `now` nanoseconds (see [`Consumers::arrive_ns`]).
+    #[inline]
+    pub fn finished_ns(&mut self, request: u64, ok: bool, now: u64, out: &mut impl Sink) {
         let Some((consumer, unit)) = self.requests.remove(request) else {
             return;
         };
@@ -459,7 +485,7 @@ impl Consumers {
         unit: u64,
         consumer: u32,
         resend: bool,
-        now: Duration,
+        now: u64,
         out: &mut impl Sink,
     ) -> bool {
         if self.busy.may_send(consumer, resend) {
@@ -472,14 +498,14 @@ impl Consumers {
 
     /// Sends what `consumer` has waiting, as far as it has room.
     #[inline]
-    fn pump(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
+    fn pump(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
         // Nobody counted, nobody waits (always so without a cap): nothing to call.
         if !self.busy.is_empty() {
             self.pump_waiting(consumer, now, out);
         }
     }
 
-    fn pump_waiting(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
+    fn pump_waiting(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
         while let Some(unit) = self.busy.next_waiting(consumer) {
             // A unit given up while it waited is gone: `send` skips it.
             self.send(unit, now, out);
@@ -488,7 +514,7 @@ impl Consumers {
 
     /// Sends `unit` (whether it was there to send).
     #[inline(always)]
-    fn send(&mut self, unit: u64, now: Duration, out: &mut impl Sink) -> bool {
+    fn send(&mut self, unit: u64, now: u64, out: &mut impl Sink) -> bool {
         let Some(u) = self.units.get_mut(unit) else {
             return false;
         };
@@ -521,16 +547,16 @@ impl Consumers {
         consumer: u32,
         request: u64,
         send: u32,
-        now: Duration,
+        now: u64,
         out: &mut impl Sink,
     ) {
         self.requests.insert(request, (consumer, unit));
         self.tally.sent += 1;
         out.act(Action::Send { unit, request });
-        out.act(Action::Arm {
-            at: now + self.rules.timeout,
-            timer: Timer::Timeout { unit, send },
-        });
+        out.arm(
+            now.saturating_add(self.timeout),
+            Timer::Timeout { unit, send },
+        );
     }
 
     fn cancel(&mut self, request: u64, out: &mut impl Sink) {
@@ -544,26 +570,18 @@ impl Consumers {
 
     /// `unit` is done: recorded, and its consumer's line moves up.
     #[inline]
-    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut impl Sink) {
+    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: u64, out: &mut impl Sink) {
         self.record_done(unit, u, ok, now, out);
         self.pump(u.consumer, now, out);
     }
 
     /// `unit` is done: recorded, and (closed loop) its consumer's next unit armed.
     #[inline]
-    fn record_done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut impl Sink) {
-        out.act(Action::Done {
-            unit,
-            arrived: Duration::from_nanos(u.arrived),
-            ok,
-        });
-        if let Some(think) = self.rules.think {
-            out.act(Action::Arm {
-                at: now + think,
-                timer: Timer::Think {
-                    consumer: u.consumer,
-                },
-            });
+    fn record_done(&mut self, unit: u64, u: &Unit, ok: bool, now: u64, out: &mut impl Sink) {
+        out.done(unit, u.arrived, ok);
+        if let Some(think) = self.think {
+            let consumer = u.consumer;
+            out.arm(now.saturating_add(think), Timer::Think { consumer });
         }
     }
 }

@@ -22,6 +22,13 @@ pub fn bucket_index(t: Duration) -> usize {
     (ms / BUCKET.as_millis() as u64) as usize
 }
 
+/// [`bucket_index`] of a time in nanoseconds from the start of the run (the same index:
+/// whole milliseconds, then whole buckets, is whole buckets of nanoseconds).
+#[inline]
+pub fn bucket_index_nanos(t: u64) -> usize {
+    (t / BUCKET.as_nanos() as u64) as usize
+}
+
 /// One thing the upstream saw happen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServerEvent {
@@ -134,6 +141,19 @@ impl ServerCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buckets_of_nanoseconds_are_the_buckets_of_durations() {
+        let mut x: u64 = 3;
+        for _ in 0..100_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            for t in [x, x >> 20, x >> 40, (x >> 40) / 100_000_000 * 100_000_000] {
+                assert_eq!(bucket_index_nanos(t), bucket_index(Duration::from_nanos(t)));
+            }
+        }
+    }
 
     #[test]
     fn buckets_by_time() {

@@ -20,7 +20,7 @@ use crate::deferred::Deferred;
 use crate::event::{Answer, Attempt, AttemptId, Event, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::{Decision, Failure, Method, Outcome, Request, Retrier};
-use herd_scenario::{LogicalRecord, Recorder};
+use herd_scenario::Recorder;
 use rand_pcg::Pcg64Mcg;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -430,12 +430,8 @@ impl Client {
                 self.free.push(req);
             }
             decision => {
-                self.recorder.record(&LogicalRecord {
-                    intended: Duration::from_nanos(r.intended),
-                    latency: Duration::from_nanos(now - r.intended),
-                    ok: decision == Decision::Success,
-                    attempts: r.attempts,
-                });
+                let ok = decision == Decision::Success;
+                (self.recorder).record_nanos(r.intended, now - r.intended, ok, r.attempts);
                 r.phase = Phase::Free;
                 self.free.push(req);
             }

@@ -62,7 +62,7 @@ impl Driver {
     /// Closed loop: every consumer's first unit (think-time offsets drawn from `seed`).
     pub(crate) fn start(&mut self, s: &mut Schedule<Event>, client: &mut Client, seeds: Seeds) {
         let mut rng = seeds.consumer_start();
-        let now = now(s);
+        let now = Duration::from_nanos(s.now());
         self.rules
             .start(now, &mut rng, &mut self.carrier.on(s, client));
     }
@@ -70,15 +70,16 @@ impl Driver {
     /// A unit arrives at `consumer`.
     #[inline]
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, client: &mut Client, consumer: u32) {
-        let now = now(s);
+        let now = s.now();
         self.rules
-            .arrive(consumer, now, &mut self.carrier.on(s, client));
+            .arrive_ns(consumer, now, &mut self.carrier.on(s, client));
     }
 
     /// A consumer timer is due.
     pub(crate) fn fire(&mut self, s: &mut Schedule<Event>, client: &mut Client, timer: Timer) {
-        let now = now(s);
-        self.rules.fire(timer, now, &mut self.carrier.on(s, client));
+        let now = s.now();
+        self.rules
+            .fire_ns(timer, now, &mut self.carrier.on(s, client));
     }
 
     /// Hands the client's finished requests to the consumers (call after every event).
@@ -94,13 +95,13 @@ impl Driver {
         // allocations are reused.
         client.take_finished(&mut self.finished);
         while !self.finished.is_empty() {
-            let now = now(s);
+            let now = s.now();
             for &f in &self.finished {
                 if let Some(slots) = &mut self.carrier.slots {
                     slots.remove(f.owner);
                 }
                 self.rules
-                    .finished(f.owner, f.ok, now, &mut self.carrier.on(s, client));
+                    .finished_ns(f.owner, f.ok, now, &mut self.carrier.on(s, client));
             }
             self.finished.clear();
             // A send can finish at once (a throttled first attempt): go round again.
@@ -137,10 +138,6 @@ impl Driver {
         });
         self.carrier.recorder
     }
-}
-
-fn now(s: &Schedule<Event>) -> Duration {
-    Duration::from_nanos(s.now())
 }
 
 mod carry;

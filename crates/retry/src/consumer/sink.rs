@@ -8,15 +8,41 @@
 //! rather have the list (the real one, on tokio, carries out its actions between turns of
 //! its loop) passes a `Vec<Action>`, which is a sink that keeps them.
 //!
+//! The rules keep their times in nanoseconds from the start of the run; an `Arm` or a
+//! `Done` reaches the sink through [`Sink::arm`] and [`Sink::done`], which make the
+//! action's `Duration` and hand it to [`Sink::act`] unless the sink takes nanoseconds
+//! itself (the simulator's clock counts them: a `Duration` made only to be taken apart
+//! again was a division and a multiplication at every unit).
+//!
 //! A sink must not call back into the [`super::Consumers`] that feed it (the borrow rules
 //! forbid it anyway): the rules' state is mid-change while it runs.
 
-use super::Action;
+use super::{Action, Timer};
+use std::time::Duration;
 
 /// Takes the consumer rules' actions, in the order they must be carried out.
 pub trait Sink {
     /// Carries out (or keeps) `action`.
     fn act(&mut self, action: Action);
+
+    /// [`Action::Arm`] with `at` in nanoseconds from the start of the run.
+    #[inline]
+    fn arm(&mut self, at: u64, timer: Timer) {
+        self.act(Action::Arm {
+            at: Duration::from_nanos(at),
+            timer,
+        });
+    }
+
+    /// [`Action::Done`] with `arrived` in nanoseconds from the start of the run.
+    #[inline]
+    fn done(&mut self, unit: u64, arrived: u64, ok: bool) {
+        self.act(Action::Done {
+            unit,
+            arrived: Duration::from_nanos(arrived),
+            ok,
+        });
+    }
 }
 
 /// Keeps the actions, for a driver that carries them out later.

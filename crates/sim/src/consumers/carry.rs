@@ -8,8 +8,7 @@ use crate::event::{Event, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, Sink, Timer};
 use herd_retry::id_ring::IdRing;
-use herd_scenario::{ArmSeed, LogicalRecord, Recorder};
-use std::time::Duration;
+use herd_scenario::{ArmSeed, Recorder};
 
 /// What carrying out the actions needs, kept between events.
 pub(super) struct Carrier {
@@ -66,32 +65,20 @@ impl Sink for Carrying<'_> {
                     self.client.cancel(self.s, slot);
                 }
             }
-            Action::Arm { at, timer } => self.arm(at, timer),
-            Action::Done { arrived, ok, .. } => self.record(arrived, ok),
-        }
-    }
-}
-
-impl Carrying<'_> {
-    /// Begins logical request `request` in the client.
-    #[inline(always)]
-    fn send(&mut self, request: u64) {
-        let rng = self.carrier.arm_seed.request(request);
-        let slot = self.client.begin(self.s, rng, request, None);
-        if let Some(slots) = &mut self.carrier.slots {
-            slots.insert(request, slot);
+            Action::Arm { at, timer } => self.arm(nanos(at), timer),
+            Action::Done { unit, arrived, ok } => self.done(unit, nanos(arrived), ok),
         }
     }
 
-    /// Puts `timer` on the schedule, due at `at`: a timeout is written down first (it
+    /// Puts `timer` on the schedule, due at `at` ns: a timeout is written down first (it
     /// takes its sequence number now, so it runs where it would have run had it gone on
     /// its lane now), the others go on their lane (or the calendar) at once.
     #[inline(always)]
-    fn arm(&mut self, at: Duration, timer: Timer) {
+    fn arm(&mut self, at: u64, timer: Timer) {
         let c = &mut self.carrier;
         let lane = match timer {
             Timer::Timeout { .. } => {
-                let due = nanos(at).max(self.s.now());
+                let due = at.max(self.s.now());
                 let seq = self.s.reserve();
                 match &mut c.deferred {
                     Some(d) => {
@@ -112,21 +99,30 @@ impl Carrying<'_> {
         };
         match lane {
             Some(l) => {
-                self.s.at_in_order(l, nanos(at), Event::Consumer(timer));
+                self.s.at_in_order(l, at, Event::Consumer(timer));
             }
-            None => self.s.at(nanos(at), Event::Consumer(timer)),
+            None => self.s.at(at, Event::Consumer(timer)),
         }
     }
 
-    /// Records a unit that arrived at `arrived` and is done now.
+    /// Records a unit that arrived at `arrived` ns and is done now.
     #[inline(always)]
-    fn record(&mut self, arrived: Duration, ok: bool) {
-        let now = Duration::from_nanos(self.s.now());
-        self.carrier.recorder.record(&LogicalRecord {
-            intended: arrived,
-            latency: now.saturating_sub(arrived),
-            ok,
-            attempts: 0,
-        });
+    fn done(&mut self, _unit: u64, arrived: u64, ok: bool) {
+        let now = self.s.now();
+        self.carrier
+            .recorder
+            .record_nanos(arrived, now.saturating_sub(arrived), ok, 0);
+    }
+}
+
+impl Carrying<'_> {
+    /// Begins logical request `request` in the client.
+    #[inline(always)]
+    fn send(&mut self, request: u64) {
+        let rng = self.carrier.arm_seed.request(request);
+        let slot = self.client.begin(self.s, rng, request, None);
+        if let Some(slots) = &mut self.carrier.slots {
+            slots.insert(request, slot);
+        }
     }
 }
