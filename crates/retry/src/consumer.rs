@@ -253,6 +253,15 @@ struct Unit {
     give_up_armed: bool,
 }
 
+/// A live logical request: whose it is, and the tag its [`Sink::send`] returned.
+#[derive(Clone, Copy, Debug)]
+struct LiveRequest {
+    consumer: u32,
+    /// Handed back to [`Sink::cancel`] (the simulator's client slot: no map of its own).
+    tag: u32,
+    unit: u64,
+}
+
 /// Every consumer of one arm.
 #[derive(Debug)]
 pub struct Consumers {
@@ -270,7 +279,7 @@ pub struct Consumers {
     /// Units not yet done, by id (ids are handed out in arrival order: see [`IdRing`]).
     units: IdRing<Unit>,
     /// Live logical request → its consumer and unit.
-    requests: IdRing<(u32, u64)>,
+    requests: IdRing<LiveRequest>,
     next_unit: u64,
     next_request: u64,
     /// Closed loop: units still to start.
@@ -458,7 +467,7 @@ impl Consumers {
     /// [`Consumers::finished`] at `now` nanoseconds (see [`Consumers::arrive_ns`]).
     #[inline]
     pub fn finished_ns(&mut self, request: u64, ok: bool, now: u64, out: &mut impl Sink) {
-        let Some((consumer, unit)) = self.requests.remove(request) else {
+        let Some(LiveRequest { consumer, unit, .. }) = self.requests.remove(request) else {
             return;
         };
         let waits = self.busy.release(consumer);
@@ -550,9 +559,14 @@ impl Consumers {
         now: u64,
         out: &mut impl Sink,
     ) {
-        self.requests.insert(request, (consumer, unit));
         self.tally.sent += 1;
-        out.act(Action::Send { unit, request });
+        let tag = out.send(unit, request);
+        let live = LiveRequest {
+            consumer,
+            tag,
+            unit,
+        };
+        self.requests.insert(request, live);
         out.arm(
             now.saturating_add(self.timeout),
             Timer::Timeout { unit, send },
@@ -560,12 +574,12 @@ impl Consumers {
     }
 
     fn cancel(&mut self, request: u64, out: &mut impl Sink) {
-        let Some((consumer, _)) = self.requests.remove(request) else {
+        let Some(live) = self.requests.remove(request) else {
             return;
         };
-        self.busy.release(consumer);
+        self.busy.release(live.consumer);
         self.tally.abandoned += 1;
-        out.act(Action::Cancel { request });
+        out.cancel(request, live.tag);
     }
 
     /// `unit` is done: recorded, and its consumer's line moves up.

@@ -7,18 +7,17 @@
 //! The consumer timeout armed with a send is written down rather than put on its lane
 //! (`crate::deferred`): some time after it was armed it goes on the lane only if
 //! [`Consumers::is_pending`] says it could still do something, so the timeouts of units
-//! that succeeded (nearly all) are neither cancelled nor popped. The driver keeps a map
-//! from request id to client slot only under `abandon`, the one rule that cancels
-//! requests. (The consumers keep their own map of live requests: without this one, a
-//! unit's request touches two id maps, not three.)
+//! that succeeded (nearly all) are neither cancelled nor popped. The driver keeps no map
+//! from request id to client slot: the slot is the tag [`herd_retry::consumer::Sink::send`]
+//! returns, which the rules keep with their own entry for the request and hand back with
+//! a cancel (under `abandon`, the one rule that cancels).
 
 use crate::client::{Client, Finished};
 use crate::deferred::Deferred;
 use crate::event::{Event, Swept};
 use crate::schedule::{nanos, Schedule};
 use carry::Carrier;
-use herd_retry::consumer::{ConsumerRules, Consumers, OnTimeout, Timer};
-use herd_retry::id_ring::IdRing;
+use herd_retry::consumer::{ConsumerRules, Consumers, Timer};
 use herd_scenario::{ArmSeed, Seeds};
 use herd_scenario::{ConsumerTally, Recorder};
 use std::time::Duration;
@@ -50,7 +49,6 @@ impl Driver {
                 give_up: s.add_slow_lane(rules.give_up()),
                 think: rules.think().map(|t| s.add_lane(t)),
                 deferred: Deferred::new(nanos(rules.timeout()), s),
-                slots: (rules.on_timeout() == OnTimeout::Abandon).then(IdRing::default),
                 arm_seed,
                 recorder: Recorder::new(),
             },
@@ -97,9 +95,6 @@ impl Driver {
         while !self.finished.is_empty() {
             let now = s.now();
             for &f in &self.finished {
-                if let Some(slots) = &mut self.carrier.slots {
-                    slots.remove(f.owner);
-                }
                 self.rules
                     .finished_ns(f.owner, f.ok, now, &mut self.carrier.on(s, client));
             }

@@ -14,6 +14,11 @@
 //! itself (the simulator's clock counts them: a `Duration` made only to be taken apart
 //! again was a division and a multiplication at every unit).
 //!
+//! A `Send` goes through [`Sink::send`], which may return a tag (the simulator's client
+//! slot) that the rules keep beside the request and hand back with its `Cancel`
+//! ([`Sink::cancel`]): the rules already keep a table of live requests, so a driver needs
+//! no second one to find what to cancel.
+//!
 //! A sink must not call back into the [`super::Consumers`] that feed it (the borrow rules
 //! forbid it anyway): the rules' state is mid-change while it runs.
 
@@ -24,6 +29,22 @@ use std::time::Duration;
 pub trait Sink {
     /// Carries out (or keeps) `action`.
     fn act(&mut self, action: Action);
+
+    /// [`Action::Send`]. Returns a tag that the rules keep with the request and hand back
+    /// to [`Sink::cancel`] if they cancel it (the simulator returns the request's client
+    /// slot, and keeps no map of its own to find it); `0` by default.
+    #[inline]
+    fn send(&mut self, unit: u64, request: u64) -> u32 {
+        self.act(Action::Send { unit, request });
+        0
+    }
+
+    /// [`Action::Cancel`] of a request whose [`Sink::send`] returned `tag`.
+    #[inline]
+    fn cancel(&mut self, request: u64, tag: u32) {
+        let _ = tag;
+        self.act(Action::Cancel { request });
+    }
 
     /// [`Action::Arm`] with `at` in nanoseconds from the start of the run.
     #[inline]

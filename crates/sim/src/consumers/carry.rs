@@ -7,14 +7,10 @@ use crate::deferred::Deferred;
 use crate::event::{Event, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, Sink, Timer};
-use herd_retry::id_ring::IdRing;
 use herd_scenario::{ArmSeed, Recorder};
 
 /// What carrying out the actions needs, kept between events.
 pub(super) struct Carrier {
-    /// Under `abandon` only: live request id → its client slot, for `Cancel`. Looked up,
-    /// never iterated.
-    pub(super) slots: Option<IdRing<u32>>,
     pub(super) arm_seed: ArmSeed,
     pub(super) recorder: Recorder,
     /// Lanes for the timers whose delay is fixed by the rules (timeout, give-up, think):
@@ -59,15 +55,28 @@ impl Sink for Carrying<'_> {
     #[inline(always)]
     fn act(&mut self, action: Action) {
         match action {
-            Action::Send { request, .. } => self.send(request),
-            Action::Cancel { request } => {
-                if let Some(slot) = self.carrier.slots.as_mut().and_then(|m| m.remove(request)) {
-                    self.client.cancel(self.s, slot);
-                }
+            Action::Send { unit, request } => {
+                self.send(unit, request);
             }
+            // The rules cancel through `cancel`, with the slot `send` returned.
+            Action::Cancel { .. } => unreachable!("cancels come through Sink::cancel"),
             Action::Arm { at, timer } => self.arm(nanos(at), timer),
             Action::Done { unit, arrived, ok } => self.done(unit, nanos(arrived), ok),
         }
+    }
+
+    /// Begins logical request `request` in the client; its slot is the tag the rules keep
+    /// for a cancel.
+    #[inline(always)]
+    fn send(&mut self, _unit: u64, request: u64) -> u32 {
+        let rng = self.carrier.arm_seed.request(request);
+        self.client.begin(self.s, rng, request, None)
+    }
+
+    /// Cancels the request in client slot `slot` (a consumer abandoned it).
+    #[inline(always)]
+    fn cancel(&mut self, _request: u64, slot: u32) {
+        self.client.cancel(self.s, slot);
     }
 
     /// Puts `timer` on the schedule, due at `at` ns: a timeout is written down first (it
@@ -112,17 +121,5 @@ impl Sink for Carrying<'_> {
         self.carrier
             .recorder
             .record_nanos(arrived, now.saturating_sub(arrived), ok, 0);
-    }
-}
-
-impl Carrying<'_> {
-    /// Begins logical request `request` in the client.
-    #[inline(always)]
-    fn send(&mut self, request: u64) {
-        let rng = self.carrier.arm_seed.request(request);
-        let slot = self.client.begin(self.s, rng, request, None);
-        if let Some(slots) = &mut self.carrier.slots {
-            slots.insert(request, slot);
-        }
     }
 }
