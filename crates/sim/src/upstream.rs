@@ -85,7 +85,9 @@ impl<'a> Server<'a> {
         self.config.retry_after_s > 0
     }
 
-    /// An attempt arrives now.
+    /// An attempt arrives now. Hinted inline: one call site, at one event of every
+    /// attempt.
+    #[inline]
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, a: Attempt) {
         let now = s.now();
         self.count(now, ServerEvent::Received);
