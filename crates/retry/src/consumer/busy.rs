@@ -135,3 +135,28 @@ impl BusyConsumers {
         unit
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_lives_while_its_consumer_has_a_request_or_a_line() {
+        let mut b = BusyConsumers::new(1);
+        assert!(b.admit(7, 100)); // room: counted
+        assert!(!b.admit(7, 101)); // at the cap: lined up
+        assert!(!b.may_send(7, false) && !b.may_send(7, true));
+        assert!(b.may_send(8, false)); // another consumer
+        assert!(b.release(7)); // a line waits
+        assert_eq!(b.next_waiting(7), Some(101));
+        b.count_send(7);
+        assert_eq!(b.next_waiting(7), None); // no room (and no line)
+        assert!(!b.release(7));
+        assert!(b.is_empty());
+        // Without a cap nothing is counted and nobody waits.
+        let mut free = BusyConsumers::new(0);
+        assert!(free.admit(1, 1) && free.admit(1, 2) && free.may_send(1, false));
+        free.count_send(1);
+        assert!(!free.release(1) && free.is_empty());
+    }
+}
