@@ -52,12 +52,11 @@
 //! assert!(matches!(out[1], Action::Arm { timer: Timer::Timeout { unit: 0, send: 1 }, .. }));
 //! ```
 
-use crate::id_map::IdMap;
 use crate::id_ring::IdRing;
+use busy::BusyConsumers;
 use live::Live;
 use rand::Rng;
 pub use sink::Sink;
-use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
 
@@ -254,24 +253,33 @@ struct Unit {
     give_up_armed: bool,
 }
 
+/// A live logical request: whose it is, and the tag its [`Sink::send`] returned.
+#[derive(Clone, Copy, Debug)]
+struct LiveRequest {
+    consumer: u32,
+    /// Handed back to [`Sink::cancel`] (the simulator's client slot: no map of its own).
+    tag: u32,
+    unit: u64,
+}
+
 /// Every consumer of one arm.
 #[derive(Debug)]
 pub struct Consumers {
     rules: ConsumerRules,
+    /// The rules' times in nanoseconds, the clock the rules keep (see
+    /// [`Consumers::arrive_ns`]).
+    timeout: u64,
+    give_up: u64,
+    think: Option<u64>,
     /// How many consumers there are.
     count: u32,
-    /// Live logical requests of the consumers that have any; not kept without a cap,
-    /// where nothing reads it. A map of the few consumers active at any instant rather
-    /// than an array of all: with a million consumers, each active for milliseconds every
-    /// few seconds, the array was a cache miss on every unit (twice: at the send and at
-    /// the end), the map of the active ones stays in cache.
-    in_flight: IdMap<u32>,
-    /// Units waiting at their consumer (at the cap), FIFO, for the consumers that have any.
-    waiting: IdMap<VecDeque<u64>>,
+    /// Under a cap, each busy consumer's live logical requests and line of waiting units
+    /// (FIFO), in one entry (see [`BusyConsumers`]); empty without a cap.
+    busy: BusyConsumers,
     /// Units not yet done, by id (ids are handed out in arrival order: see [`IdRing`]).
     units: IdRing<Unit>,
     /// Live logical request → its consumer and unit.
-    requests: IdRing<(u32, u64)>,
+    requests: IdRing<LiveRequest>,
     next_unit: u64,
     next_request: u64,
     /// Closed loop: units still to start.
@@ -284,9 +292,11 @@ impl Consumers {
     pub fn new(rules: ConsumerRules, count: u32, units: u64) -> Self {
         Consumers {
             rules,
+            timeout: nanos(rules.timeout),
+            give_up: nanos(rules.give_up),
+            think: rules.think.map(nanos),
             count,
-            in_flight: IdMap::default(),
-            waiting: IdMap::default(),
+            busy: BusyConsumers::new(rules.max_in_flight),
             units: IdRing::default(),
             requests: IdRing::default(),
             next_unit: 0,
@@ -326,6 +336,16 @@ impl Consumers {
 
     /// A unit of work arrives at `consumer` (open loop; a consumer out of range is ignored).
     pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
+        self.arrive_ns(consumer, nanos(now), out);
+    }
+
+    /// [`Consumers::arrive`] at `now` nanoseconds from the start of the run, for a driver
+    /// whose clock counts nanoseconds (the simulator's): the rules keep their times so,
+    /// and a [`Sink`] that takes them so ([`Sink::arm`], [`Sink::done`]) is spared a
+    /// `Duration` round trip at every unit. Hinted inline: a driver calls it at every
+    /// unit, from one place.
+    #[inline]
+    pub fn arrive_ns(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
         if consumer >= self.count {
             return;
         }
@@ -334,19 +354,19 @@ impl Consumers {
         self.tally.units += 1;
         let mut u = Unit {
             consumer,
-            arrived: nanos(now),
+            arrived: now,
             live: Live::new(),
             sends: 0,
             give_up_armed: false,
         };
         // Nearly always sent at once: the unit goes into the table already sent, rather
-        // than being looked up there again to send it.
-        let sent = self.may_send(consumer, false);
+        // than being looked up there again to send it. Sent or lined up, its consumer is
+        // looked up once.
+        let sent = self.busy.admit(consumer, unit);
         let first = sent.then(|| Self::next_send(&mut self.next_request, &self.rules, &mut u));
         self.units.insert(unit, u);
-        match first {
-            Some((request, send)) => self.sent(unit, consumer, request, send, now, out),
-            None => self.line_up(unit, consumer, false),
+        if let Some((request, send)) = first {
+            self.sent(unit, consumer, request, send, now, out);
         }
         // The give-up timer is only needed by a unit still not done at `give_up`. A unit
         // sent now and timing out earlier than that arms it when its first timeout fires
@@ -356,7 +376,11 @@ impl Consumers {
         if !sent || self.rules.give_up <= self.rules.timeout {
             self.arm_give_up(unit, out);
         }
-        self.pump(consumer, now, out);
+        // A unit sent now found nobody waiting, and sending it left nobody waiting: the
+        // pump would find no line.
+        if !sent {
+            self.pump(consumer, now, out);
+        }
     }
 
     /// Arms `unit`'s give-up timer, `give_up` after its arrival, unless it is armed.
@@ -365,21 +389,26 @@ impl Consumers {
         if let Some(u) = self.units.get_mut(unit) {
             if !u.give_up_armed {
                 u.give_up_armed = true;
-                out.act(Action::Arm {
-                    at: Duration::from_nanos(u.arrived) + self.rules.give_up,
-                    timer: Timer::GiveUp { unit },
-                });
+                out.arm(
+                    u.arrived.saturating_add(self.give_up),
+                    Timer::GiveUp { unit },
+                );
             }
         }
     }
 
     /// A timer armed by an [`Action::Arm`] is due.
     pub fn fire(&mut self, timer: Timer, now: Duration, out: &mut impl Sink) {
+        self.fire_ns(timer, nanos(now), out);
+    }
+
+    /// [`Consumers::fire`] at `now` nanoseconds (see [`Consumers::arrive_ns`]).
+    pub fn fire_ns(&mut self, timer: Timer, now: u64, out: &mut impl Sink) {
         match timer {
             Timer::Think { consumer } => {
                 if self.left > 0 {
                     self.left -= 1;
-                    self.arrive(consumer, now, out);
+                    self.arrive_ns(consumer, now, out);
                 }
             }
             Timer::GiveUp { unit } => {
@@ -433,23 +462,30 @@ impl Consumers {
 
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
-    #[inline]
     pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut impl Sink) {
-        let Some((consumer, unit)) = self.requests.remove(request) else {
+        self.finished_ns(request, ok, nanos(now), out);
+    }
+
+    /// [`Consumers::finished`] at `now` nanoseconds (see [`Consumers::arrive_ns`]).
+    #[inline]
+    pub fn finished_ns(&mut self, request: u64, ok: bool, now: u64, out: &mut impl Sink) {
+        let Some(LiveRequest { consumer, unit, .. }) = self.requests.remove(request) else {
             return;
         };
-        self.release(consumer);
+        let waits = self.busy.release(consumer);
         if ok {
             // Its unit is done (the request need not leave the unit's list first: the
-            // unit goes with it), and `done` pumps the consumer's line: that is the pump
-            // below, which would find nothing more to do.
+            // unit goes with it).
             if let Some(u) = self.units.remove(unit) {
-                return self.done(unit, &u, true, now, out);
+                self.record_done(unit, &u, true, now, out);
             }
         } else if let Some(u) = self.units.get_mut(unit) {
             u.live.remove(request);
         }
-        self.pump(consumer, now, out);
+        // Recording the unit leaves the line as it was: no line, no pump.
+        if waits {
+            self.pump_waiting(consumer, now, out);
+        }
     }
 
     /// `unit`, a live unit of `consumer`, needs a send: now if its consumer has room and
@@ -460,89 +496,28 @@ impl Consumers {
         unit: u64,
         consumer: u32,
         resend: bool,
-        now: Duration,
+        now: u64,
         out: &mut impl Sink,
     ) -> bool {
-        if self.may_send(consumer, resend) {
+        if self.busy.may_send(consumer, resend) {
             self.send(unit, now, out)
         } else {
-            self.line_up(unit, consumer, resend);
+            self.busy.line_up(consumer, unit, resend);
             false
-        }
-    }
-
-    /// Whether a unit of `consumer` may be sent now: its consumer has room, and nobody
-    /// waits ahead of it (a re-send goes ahead of the line).
-    #[inline(always)]
-    fn may_send(&self, consumer: u32, resend: bool) -> bool {
-        let waiting = !self.waiting.is_empty()
-            && self
-                .waiting
-                .get(&u64::from(consumer))
-                .is_some_and(|w| !w.is_empty());
-        self.has_room(consumer) && (resend || !waiting)
-    }
-
-    /// Puts `unit` in its consumer's line: at the front if it is a re-send.
-    fn line_up(&mut self, unit: u64, consumer: u32, resend: bool) {
-        let line = self.waiting.entry(u64::from(consumer)).or_default();
-        if resend {
-            line.push_front(unit);
-        } else {
-            line.push_back(unit);
-        }
-    }
-
-    /// Whether `consumer` may send another logical request now.
-    #[inline]
-    fn has_room(&self, consumer: u32) -> bool {
-        let cap = self.rules.max_in_flight;
-        cap == 0
-            || self
-                .in_flight
-                .get(&u64::from(consumer))
-                .map_or(true, |n| *n < cap)
-    }
-
-    /// One of `consumer`'s live requests is over (finished or cancelled).
-    #[inline]
-    fn release(&mut self, consumer: u32) {
-        if self.in_flight.is_empty() {
-            return; // nobody counted (always so without a cap): no hashing
-        }
-        let key = u64::from(consumer);
-        if let Some(n) = self.in_flight.get_mut(&key) {
-            *n -= 1;
-            if *n == 0 {
-                self.in_flight.remove(&key);
-            }
         }
     }
 
     /// Sends what `consumer` has waiting, as far as it has room.
     #[inline]
-    fn pump(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
-        // Nobody waits anywhere (always so without a cap): nothing to call.
-        if !self.waiting.is_empty() {
+    fn pump(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
+        // Nobody counted, nobody waits (always so without a cap): nothing to call.
+        if !self.busy.is_empty() {
             self.pump_waiting(consumer, now, out);
         }
     }
 
-    fn pump_waiting(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
-        let key = u64::from(consumer);
-        // Whether it has a line first: under a cap most consumers have none, and that
-        // takes one lookup, where its room takes another.
-        while self.waiting.contains_key(&key) && self.has_room(consumer) {
-            let Some(line) = self.waiting.get_mut(&key) else {
-                return;
-            };
-            let Some(unit) = line.pop_front() else {
-                self.waiting.remove(&key);
-                return;
-            };
-            if line.is_empty() {
-                self.waiting.remove(&key);
-            }
+    fn pump_waiting(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
+        while let Some(unit) = self.busy.next_waiting(consumer) {
             // A unit given up while it waited is gone: `send` skips it.
             self.send(unit, now, out);
         }
@@ -550,12 +525,13 @@ impl Consumers {
 
     /// Sends `unit` (whether it was there to send).
     #[inline(always)]
-    fn send(&mut self, unit: u64, now: Duration, out: &mut impl Sink) -> bool {
+    fn send(&mut self, unit: u64, now: u64, out: &mut impl Sink) -> bool {
         let Some(u) = self.units.get_mut(unit) else {
             return false;
         };
         let (request, send) = Self::next_send(&mut self.next_request, &self.rules, u);
         let consumer = u.consumer;
+        self.busy.count_send(consumer);
         self.sent(unit, consumer, request, send, now, out);
         true
     }
@@ -573,8 +549,8 @@ impl Consumers {
         (request, u.sends)
     }
 
-    /// `request`, the `send`-th send of `unit` of `consumer`, goes out: it is live, counts
-    /// against its consumer's cap, and its timeout is armed.
+    /// `request`, the `send`-th send of `unit` of `consumer`, goes out (already counted
+    /// against its consumer's cap): it is live, and its timeout is armed.
     #[inline(always)]
     fn sent(
         &mut self,
@@ -582,46 +558,47 @@ impl Consumers {
         consumer: u32,
         request: u64,
         send: u32,
-        now: Duration,
+        now: u64,
         out: &mut impl Sink,
     ) {
-        self.requests.insert(request, (consumer, unit));
-        if self.rules.max_in_flight > 0 {
-            *self.in_flight.entry(u64::from(consumer)).or_default() += 1;
-        }
         self.tally.sent += 1;
-        out.act(Action::Send { unit, request });
-        out.act(Action::Arm {
-            at: now + self.rules.timeout,
-            timer: Timer::Timeout { unit, send },
-        });
+        let tag = out.send(unit, request);
+        let live = LiveRequest {
+            consumer,
+            tag,
+            unit,
+        };
+        self.requests.insert(request, live);
+        out.arm(
+            now.saturating_add(self.timeout),
+            Timer::Timeout { unit, send },
+        );
     }
 
     fn cancel(&mut self, request: u64, out: &mut impl Sink) {
-        let Some((consumer, _)) = self.requests.remove(request) else {
+        let Some(live) = self.requests.remove(request) else {
             return;
         };
-        self.release(consumer);
+        self.busy.release(live.consumer);
         self.tally.abandoned += 1;
-        out.act(Action::Cancel { request });
+        out.cancel(request, live.tag);
     }
 
+    /// `unit` is done: recorded, and its consumer's line moves up.
     #[inline]
-    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Duration, out: &mut impl Sink) {
-        out.act(Action::Done {
-            unit,
-            arrived: Duration::from_nanos(u.arrived),
-            ok,
-        });
-        if let Some(think) = self.rules.think {
-            out.act(Action::Arm {
-                at: now + think,
-                timer: Timer::Think {
-                    consumer: u.consumer,
-                },
-            });
-        }
+    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: u64, out: &mut impl Sink) {
+        self.record_done(unit, u, ok, now, out);
         self.pump(u.consumer, now, out);
+    }
+
+    /// `unit` is done: recorded, and (closed loop) its consumer's next unit armed.
+    #[inline]
+    fn record_done(&mut self, unit: u64, u: &Unit, ok: bool, now: u64, out: &mut impl Sink) {
+        out.done(unit, u.arrived, ok);
+        if let Some(think) = self.think {
+            let consumer = u.consumer;
+            out.arm(now.saturating_add(think), Timer::Think { consumer });
+        }
     }
 }
 
@@ -631,6 +608,7 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+mod busy;
 mod live;
 mod sink;
 #[cfg(test)]

@@ -130,6 +130,26 @@ impl<V> IdRing<V> {
     /// the spill map (correct, but not what the ring is for).
     #[inline(always)]
     pub fn insert(&mut self, id: u64, v: V) -> Option<V> {
+        // Nearly always the id after the newest, in a ring that holds entries and has a
+        // slot for it within the window: that slot is empty (it is outside the span), and
+        // nothing else moves.
+        if id == self.end
+            && self.in_ring != 0
+            && id - self.base < self.slots.len() as u64
+            && id != u64::MAX
+        {
+            let i = self.at(id);
+            self.slots[i] = Some(v);
+            self.end = id + 1;
+            self.in_ring += 1;
+            return None;
+        }
+        self.insert_other(id, v)
+    }
+
+    /// [`IdRing::insert`] of any other id.
+    #[inline]
+    fn insert_other(&mut self, id: u64, v: V) -> Option<V> {
         // An empty ring starts again at `id`, but never goes back below ids that spilled:
         // every id in the spill map stays below `base`.
         if self.in_ring == 0 && id >= self.base {

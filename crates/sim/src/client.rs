@@ -20,7 +20,7 @@ use crate::deferred::Deferred;
 use crate::event::{Answer, Attempt, AttemptId, Event, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::{Decision, Failure, Method, Outcome, Request, Retrier};
-use herd_scenario::{LogicalRecord, Recorder};
+use herd_scenario::Recorder;
 use rand_pcg::Pcg64Mcg;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -183,12 +183,14 @@ impl Client {
         owner: u64,
         method: Option<Method>,
     ) -> u32 {
+        // The retrier's clock, made once for the request's begin and its first attempt.
+        let t = Duration::from_nanos(s.now());
         let fresh = Req {
             method: method.unwrap_or(self.method),
             intended: s.now(),
             deadline: u64::MAX,
             rng,
-            request: self.retrier.begin(Duration::from_nanos(s.now())),
+            request: self.retrier.begin(t),
             attempts: 0,
             gen: 0,
             phase: Phase::Idle,
@@ -207,7 +209,7 @@ impl Client {
                 (self.reqs.len() - 1) as u32
             }
         };
-        self.attempt(s, req);
+        self.attempt_at(s, req, t);
         req
     }
 
@@ -268,8 +270,13 @@ impl Client {
     /// kept it out of line, a call with a dozen registers saved, at every logical request.
     #[inline(always)]
     pub(crate) fn attempt(&mut self, s: &mut Schedule<Event>, req: u32) {
+        self.attempt_at(s, req, Duration::from_nanos(s.now()));
+    }
+
+    /// [`Client::attempt`] with the clock, `t`, already made for the retrier.
+    #[inline(always)]
+    fn attempt_at(&mut self, s: &mut Schedule<Event>, req: u32, t: Duration) {
         let now = s.now();
-        let t = Duration::from_nanos(now);
         let Some(r) = self.reqs.get_mut(req as usize) else {
             return;
         };
@@ -430,12 +437,8 @@ impl Client {
                 self.free.push(req);
             }
             decision => {
-                self.recorder.record(&LogicalRecord {
-                    intended: Duration::from_nanos(r.intended),
-                    latency: Duration::from_nanos(now - r.intended),
-                    ok: decision == Decision::Success,
-                    attempts: r.attempts,
-                });
+                let ok = decision == Decision::Success;
+                (self.recorder).record_nanos(r.intended, now - r.intended, ok, r.attempts);
                 r.phase = Phase::Free;
                 self.free.push(req);
             }

@@ -7,18 +7,17 @@
 //! The consumer timeout armed with a send is written down rather than put on its lane
 //! (`crate::deferred`): some time after it was armed it goes on the lane only if
 //! [`Consumers::is_pending`] says it could still do something, so the timeouts of units
-//! that succeeded (nearly all) are neither cancelled nor popped. The driver keeps a map
-//! from request id to client slot only under `abandon`, the one rule that cancels
-//! requests. (The consumers keep their own map of live requests: without this one, a
-//! unit's request touches two id maps, not three.)
+//! that succeeded (nearly all) are neither cancelled nor popped. The driver keeps no map
+//! from request id to client slot: the slot is the tag [`herd_retry::consumer::Sink::send`]
+//! returns, which the rules keep with their own entry for the request and hand back with
+//! a cancel (under `abandon`, the one rule that cancels).
 
 use crate::client::{Client, Finished};
 use crate::deferred::Deferred;
 use crate::event::{Event, Swept};
 use crate::schedule::{nanos, Schedule};
 use carry::Carrier;
-use herd_retry::consumer::{ConsumerRules, Consumers, OnTimeout, Timer};
-use herd_retry::id_ring::IdRing;
+use herd_retry::consumer::{ConsumerRules, Consumers, Timer};
 use herd_scenario::{ArmSeed, Seeds};
 use herd_scenario::{ConsumerTally, Recorder};
 use std::time::Duration;
@@ -50,7 +49,6 @@ impl Driver {
                 give_up: s.add_slow_lane(rules.give_up()),
                 think: rules.think().map(|t| s.add_lane(t)),
                 deferred: Deferred::new(nanos(rules.timeout()), s),
-                slots: (rules.on_timeout() == OnTimeout::Abandon).then(IdRing::default),
                 arm_seed,
                 recorder: Recorder::new(),
             },
@@ -62,7 +60,7 @@ impl Driver {
     /// Closed loop: every consumer's first unit (think-time offsets drawn from `seed`).
     pub(crate) fn start(&mut self, s: &mut Schedule<Event>, client: &mut Client, seeds: Seeds) {
         let mut rng = seeds.consumer_start();
-        let now = now(s);
+        let now = Duration::from_nanos(s.now());
         self.rules
             .start(now, &mut rng, &mut self.carrier.on(s, client));
     }
@@ -70,15 +68,16 @@ impl Driver {
     /// A unit arrives at `consumer`.
     #[inline]
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, client: &mut Client, consumer: u32) {
-        let now = now(s);
+        let now = s.now();
         self.rules
-            .arrive(consumer, now, &mut self.carrier.on(s, client));
+            .arrive_ns(consumer, now, &mut self.carrier.on(s, client));
     }
 
     /// A consumer timer is due.
     pub(crate) fn fire(&mut self, s: &mut Schedule<Event>, client: &mut Client, timer: Timer) {
-        let now = now(s);
-        self.rules.fire(timer, now, &mut self.carrier.on(s, client));
+        let now = s.now();
+        self.rules
+            .fire_ns(timer, now, &mut self.carrier.on(s, client));
     }
 
     /// Hands the client's finished requests to the consumers (call after every event).
@@ -94,13 +93,10 @@ impl Driver {
         // allocations are reused.
         client.take_finished(&mut self.finished);
         while !self.finished.is_empty() {
-            let now = now(s);
+            let now = s.now();
             for &f in &self.finished {
-                if let Some(slots) = &mut self.carrier.slots {
-                    slots.remove(f.owner);
-                }
                 self.rules
-                    .finished(f.owner, f.ok, now, &mut self.carrier.on(s, client));
+                    .finished_ns(f.owner, f.ok, now, &mut self.carrier.on(s, client));
             }
             self.finished.clear();
             // A send can finish at once (a throttled first attempt): go round again.
@@ -137,10 +133,6 @@ impl Driver {
         });
         self.carrier.recorder
     }
-}
-
-fn now(s: &Schedule<Event>) -> Duration {
-    Duration::from_nanos(s.now())
 }
 
 mod carry;

@@ -8,15 +8,62 @@
 //! rather have the list (the real one, on tokio, carries out its actions between turns of
 //! its loop) passes a `Vec<Action>`, which is a sink that keeps them.
 //!
+//! The rules keep their times in nanoseconds from the start of the run; an `Arm` or a
+//! `Done` reaches the sink through [`Sink::arm`] and [`Sink::done`], which make the
+//! action's `Duration` and hand it to [`Sink::act`] unless the sink takes nanoseconds
+//! itself (the simulator's clock counts them: a `Duration` made only to be taken apart
+//! again was a division and a multiplication at every unit).
+//!
+//! A `Send` goes through [`Sink::send`], which may return a tag (the simulator's client
+//! slot) that the rules keep beside the request and hand back with its `Cancel`
+//! ([`Sink::cancel`]): the rules already keep a table of live requests, so a driver needs
+//! no second one to find what to cancel.
+//!
 //! A sink must not call back into the [`super::Consumers`] that feed it (the borrow rules
 //! forbid it anyway): the rules' state is mid-change while it runs.
 
-use super::Action;
+use super::{Action, Timer};
+use std::time::Duration;
 
 /// Takes the consumer rules' actions, in the order they must be carried out.
 pub trait Sink {
     /// Carries out (or keeps) `action`.
     fn act(&mut self, action: Action);
+
+    /// [`Action::Send`]. Returns a tag that the rules keep with the request and hand back
+    /// to [`Sink::cancel`] if they cancel it (the simulator returns the request's client
+    /// slot, and keeps no map of its own to find it); `0` by default.
+    #[inline]
+    fn send(&mut self, unit: u64, request: u64) -> u32 {
+        self.act(Action::Send { unit, request });
+        0
+    }
+
+    /// [`Action::Cancel`] of a request whose [`Sink::send`] returned `tag`.
+    #[inline]
+    fn cancel(&mut self, request: u64, tag: u32) {
+        let _ = tag;
+        self.act(Action::Cancel { request });
+    }
+
+    /// [`Action::Arm`] with `at` in nanoseconds from the start of the run.
+    #[inline]
+    fn arm(&mut self, at: u64, timer: Timer) {
+        self.act(Action::Arm {
+            at: Duration::from_nanos(at),
+            timer,
+        });
+    }
+
+    /// [`Action::Done`] with `arrived` in nanoseconds from the start of the run.
+    #[inline]
+    fn done(&mut self, unit: u64, arrived: u64, ok: bool) {
+        self.act(Action::Done {
+            unit,
+            arrived: Duration::from_nanos(arrived),
+            ok,
+        });
+    }
 }
 
 /// Keeps the actions, for a driver that carries them out later.

@@ -7,15 +7,10 @@ use crate::deferred::Deferred;
 use crate::event::{Event, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::consumer::{Action, Sink, Timer};
-use herd_retry::id_ring::IdRing;
-use herd_scenario::{ArmSeed, LogicalRecord, Recorder};
-use std::time::Duration;
+use herd_scenario::{ArmSeed, Recorder};
 
 /// What carrying out the actions needs, kept between events.
 pub(super) struct Carrier {
-    /// Under `abandon` only: live request id → its client slot, for `Cancel`. Looked up,
-    /// never iterated.
-    pub(super) slots: Option<IdRing<u32>>,
     pub(super) arm_seed: ArmSeed,
     pub(super) recorder: Recorder,
     /// Lanes for the timers whose delay is fixed by the rules (timeout, give-up, think):
@@ -60,38 +55,39 @@ impl Sink for Carrying<'_> {
     #[inline(always)]
     fn act(&mut self, action: Action) {
         match action {
-            Action::Send { request, .. } => self.send(request),
-            Action::Cancel { request } => {
-                if let Some(slot) = self.carrier.slots.as_mut().and_then(|m| m.remove(request)) {
-                    self.client.cancel(self.s, slot);
-                }
+            Action::Send { unit, request } => {
+                self.send(unit, request);
             }
-            Action::Arm { at, timer } => self.arm(at, timer),
-            Action::Done { arrived, ok, .. } => self.record(arrived, ok),
+            // The rules cancel through `cancel`, with the slot `send` returned.
+            Action::Cancel { .. } => unreachable!("cancels come through Sink::cancel"),
+            Action::Arm { at, timer } => self.arm(nanos(at), timer),
+            Action::Done { unit, arrived, ok } => self.done(unit, nanos(arrived), ok),
         }
     }
-}
 
-impl Carrying<'_> {
-    /// Begins logical request `request` in the client.
+    /// Begins logical request `request` in the client; its slot is the tag the rules keep
+    /// for a cancel.
     #[inline(always)]
-    fn send(&mut self, request: u64) {
+    fn send(&mut self, _unit: u64, request: u64) -> u32 {
         let rng = self.carrier.arm_seed.request(request);
-        let slot = self.client.begin(self.s, rng, request, None);
-        if let Some(slots) = &mut self.carrier.slots {
-            slots.insert(request, slot);
-        }
+        self.client.begin(self.s, rng, request, None)
     }
 
-    /// Puts `timer` on the schedule, due at `at`: a timeout is written down first (it
+    /// Cancels the request in client slot `slot` (a consumer abandoned it).
+    #[inline(always)]
+    fn cancel(&mut self, _request: u64, slot: u32) {
+        self.client.cancel(self.s, slot);
+    }
+
+    /// Puts `timer` on the schedule, due at `at` ns: a timeout is written down first (it
     /// takes its sequence number now, so it runs where it would have run had it gone on
     /// its lane now), the others go on their lane (or the calendar) at once.
     #[inline(always)]
-    fn arm(&mut self, at: Duration, timer: Timer) {
+    fn arm(&mut self, at: u64, timer: Timer) {
         let c = &mut self.carrier;
         let lane = match timer {
             Timer::Timeout { .. } => {
-                let due = nanos(at).max(self.s.now());
+                let due = at.max(self.s.now());
                 let seq = self.s.reserve();
                 match &mut c.deferred {
                     Some(d) => {
@@ -112,21 +108,18 @@ impl Carrying<'_> {
         };
         match lane {
             Some(l) => {
-                self.s.at_in_order(l, nanos(at), Event::Consumer(timer));
+                self.s.at_in_order(l, at, Event::Consumer(timer));
             }
-            None => self.s.at(nanos(at), Event::Consumer(timer)),
+            None => self.s.at(at, Event::Consumer(timer)),
         }
     }
 
-    /// Records a unit that arrived at `arrived` and is done now.
+    /// Records a unit that arrived at `arrived` ns and is done now.
     #[inline(always)]
-    fn record(&mut self, arrived: Duration, ok: bool) {
-        let now = Duration::from_nanos(self.s.now());
-        self.carrier.recorder.record(&LogicalRecord {
-            intended: arrived,
-            latency: now.saturating_sub(arrived),
-            ok,
-            attempts: 0,
-        });
+    fn done(&mut self, _unit: u64, arrived: u64, ok: bool) {
+        let now = self.s.now();
+        self.carrier
+            .recorder
+            .record_nanos(arrived, now.saturating_sub(arrived), ok, 0);
     }
 }
