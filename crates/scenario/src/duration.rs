@@ -166,7 +166,7 @@ pub fn saturating_secs(secs: f64) -> Duration {
     if secs >= MAX_DURATION.as_secs_f64() {
         MAX_DURATION
     } else if secs > 0.0 {
-        Duration::from_secs_f64(secs)
+        crate::secs_to_nanos::duration_from_secs(secs)
     } else {
         Duration::ZERO
     }

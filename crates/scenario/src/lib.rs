@@ -21,6 +21,7 @@ mod raw;
 pub mod record;
 pub mod recovery;
 pub mod report;
+mod secs_to_nanos;
 pub mod seeds;
 pub mod span;
 mod strategy_spec;
