@@ -68,9 +68,9 @@ mod tests {
             same(secs);
         }
         // Half-nanosecond steps around the limits of the fast route.
-        for n in 0..2_000u64 {
+        for n in 0..4_000u64 {
             same(n as f64 * 0.5e-9);
-            same(4_503_599.0 + n as f64 * 0.5e-9);
+            same(4_503_599.627_369_5 + n as f64 * 0.5e-9);
         }
     }
 
