@@ -204,6 +204,15 @@ fn bad_input_exits_2_naming_the_key_and_value() {
 }
 
 #[test]
+fn a_bad_value_names_its_cause_once() {
+    let out = herd(&["tune", "seed", "--vary", "base_ms=-1", "--seeds", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("--vary base_ms=-1: "), "{err}");
+    assert_eq!(err.matches("must be 0 or more, got -1").count(), 1, "{err}");
+}
+
+#[test]
 fn sim_on_several_seeds_reports_the_spread_byte_for_byte() {
     let run = || {
         let out = herd(&[

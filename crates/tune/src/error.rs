@@ -15,7 +15,7 @@ pub enum TuneError {
         why: String,
     },
     /// A point's scenario does not validate (a value out of range for its key).
-    #[error("--vary {key}={value}: {source}")]
+    #[error("--vary {key}={value}")]
     Point {
         /// The key.
         key: String,
