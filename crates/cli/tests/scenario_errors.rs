@@ -145,3 +145,14 @@ fn time_past_the_bound() {
         "upstream.stall_ms",
     );
 }
+
+#[test]
+fn a_missing_file_is_named_with_its_cause_once() {
+    let dir = tempdir("missing");
+    let file = dir.join("nowhere.toml");
+    let o = herd(&["sim", file.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("nowhere.toml: cannot read: "), "{err}");
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
+}
