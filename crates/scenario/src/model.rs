@@ -273,7 +273,17 @@ impl Incident {
     /// Whether `t` (from the start of the run) falls inside the window.
     #[inline]
     pub fn contains(&self, t: Duration) -> bool {
-        t >= self.start && t < self.end()
+        self.contains_nanos(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// [`Incident::contains`] at `t` nanoseconds: `start ≤ t < start + duration`, which
+    /// for `t ≥ start` is `t − start < duration` (the window's times are bounded, a year
+    /// each, so their nanoseconds are exact).
+    #[inline]
+    pub fn contains_nanos(&self, t: u64) -> bool {
+        let start = u64::try_from(self.start.as_nanos()).unwrap_or(u64::MAX);
+        let length = u64::try_from(self.duration.as_nanos()).unwrap_or(u64::MAX);
+        t >= start && t - start < length
     }
 }
 
