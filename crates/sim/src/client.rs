@@ -93,6 +93,10 @@ pub(crate) struct Client {
     /// `timeout` as a `Duration`, what the retrier takes (converted back once, not at
     /// every attempt).
     timeout_d: Option<Duration>,
+    /// Whether the strategy has no overall deadline: then an attempt's timeout is
+    /// `timeout` itself (what [`Retrier::attempt_timeout`] answers, without its `Duration`
+    /// made into nanoseconds again at every attempt).
+    no_deadline: bool,
     one_way: u64,
     reqs: Vec<Req>,
     /// Per slot, the generation of its attempt that is waiting or in flight (0: none).
@@ -128,12 +132,14 @@ impl Client {
         mut wiring: Wiring,
     ) -> Self {
         let deferred = wiring.deferred.take();
+        let no_deadline = retrier.strategy().deadline.is_none();
         Client {
             retrier,
             method,
             retry_after,
             timeout: timeout.map(nanos),
             timeout_d: timeout.map(|t| Duration::from_nanos(nanos(t))),
+            no_deadline,
             one_way: wiring.one_way,
             wiring,
             reqs: Vec::new(),
@@ -286,10 +292,13 @@ impl Client {
         if !self.retrier.admit(&r.request, t, &mut r.rng) {
             return self.conclude(s, req, &Outcome::Failed(Failure::Throttled));
         }
-        let limit = self
-            .retrier
-            .attempt_timeout(&r.request, t, self.timeout_d)
-            .map(nanos);
+        let limit = if self.no_deadline {
+            self.timeout
+        } else {
+            self.retrier
+                .attempt_timeout(&r.request, t, self.timeout_d)
+                .map(nanos)
+        };
         r.gen = r.gen.wrapping_add(1).max(1); // 0 means "none" in `armed`
         r.attempts += 1;
         r.deadline = limit.map_or(u64::MAX, |l| now.saturating_add(l));
