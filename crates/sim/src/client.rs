@@ -189,14 +189,12 @@ impl Client {
         owner: u64,
         method: Option<Method>,
     ) -> u32 {
-        // The retrier's clock, made once for the request's begin and its first attempt.
-        let t = Duration::from_nanos(s.now());
         let fresh = Req {
             method: method.unwrap_or(self.method),
             intended: s.now(),
             deadline: u64::MAX,
             rng,
-            request: self.retrier.begin(t),
+            request: self.retrier.begin_ns(s.now()),
             attempts: 0,
             gen: 0,
             phase: Phase::Idle,
@@ -215,7 +213,7 @@ impl Client {
                 (self.reqs.len() - 1) as u32
             }
         };
-        self.attempt_at(s, req, t);
+        self.attempt(s, req);
         req
     }
 
@@ -276,12 +274,6 @@ impl Client {
     /// kept it out of line, a call with a dozen registers saved, at every logical request.
     #[inline(always)]
     pub(crate) fn attempt(&mut self, s: &mut Schedule<Event>, req: u32) {
-        self.attempt_at(s, req, Duration::from_nanos(s.now()));
-    }
-
-    /// [`Client::attempt`] with the clock, `t`, already made for the retrier.
-    #[inline(always)]
-    fn attempt_at(&mut self, s: &mut Schedule<Event>, req: u32, t: Duration) {
         let now = s.now();
         let Some(r) = self.reqs.get_mut(req as usize) else {
             return;
@@ -289,12 +281,13 @@ impl Client {
         if r.phase != Phase::Idle {
             return;
         }
-        if !self.retrier.admit(&r.request, t, &mut r.rng) {
+        if !self.retrier.admit_ns(&r.request, now, &mut r.rng) {
             return self.conclude(s, req, &Outcome::Failed(Failure::Throttled));
         }
         let limit = if self.no_deadline {
             self.timeout
         } else {
+            let t = Duration::from_nanos(now);
             self.retrier
                 .attempt_timeout(&r.request, t, self.timeout_d)
                 .map(nanos)
@@ -428,10 +421,9 @@ impl Client {
         };
         r.phase = Phase::Idle;
         self.armed[req as usize] = 0;
-        let t = Duration::from_nanos(now);
         match self
             .retrier
-            .decide(&mut r.request, r.method, outcome, t, &mut r.rng)
+            .decide_ns(&mut r.request, r.method, outcome, now, &mut r.rng)
         {
             Decision::Retry { after } if after.is_zero() => self.attempt(s, req),
             Decision::Retry { after } => {
