@@ -215,8 +215,16 @@ mod tests {
         assert_eq!(saturating_nanos(f64::NAN), 0);
         assert_eq!(saturating_nanos(1e300), MAX_NANOS);
         assert_eq!(saturating_nanos(-1.0), 0);
-        assert_eq!(saturating_nanos(0.020_000_000_5), 20_000_000);
-        assert_eq!(saturating_nanos(1.5e-9), 2);
+        assert_eq!(saturating_nanos(0.02), 20_000_000);
+        // 0.020_000_000_5 is a little above the half in binary: up, as std rounds it.
+        assert_eq!(saturating_nanos(0.020_000_000_5), 20_000_001);
+        assert_eq!(
+            Duration::from_secs_f64(0.020_000_000_5).as_nanos(),
+            20_000_001
+        );
+        // 1.5e-9 is a little below 1.5 ns in binary: down, as std rounds it.
+        assert_eq!(saturating_nanos(1.5e-9), 1);
+        assert_eq!(Duration::from_secs_f64(1.5e-9).as_nanos(), 1);
     }
 
     proptest! {
