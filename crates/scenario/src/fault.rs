@@ -64,26 +64,33 @@ impl Upstream {
     /// Builds the service-time distribution for this one draw; a caller that draws many
     /// fates keeps [`Upstream::rules`] and calls [`FateRules::fate`], the same rules.
     pub fn fate<R: Rng + ?Sized>(&self, t: Duration, rng: &mut R) -> Fate {
-        self.rules().fate(t, rng)
+        self.fate_with(&self.service_time.sampler(), t, rng)
     }
 
-    /// The fault rules with the service-time distribution built once.
+    /// The fault rules with the service-time distribution built once, and the incidents'
+    /// windows in nanoseconds kept.
     pub fn rules(&self) -> FateRules<'_> {
         FateRules {
             upstream: self,
             service: self.service_time.sampler(),
+            windows: self.incidents.iter().map(Incident::window_nanos).collect(),
         }
     }
 }
 
 /// [`Upstream::fate`] with the service-time distribution built once, for a server that
 /// draws millions of fates (a log-normal's parameters are two logarithms per draw
-/// otherwise). Draws the same numbers in the same order as [`Upstream::fate`], which
-/// calls it.
-#[derive(Clone, Copy, Debug)]
+/// otherwise), and the incidents' windows in nanoseconds ([`Incident::window_nanos`]),
+/// which [`FateRules::fate_nanos`] looks the active one up in without taking each
+/// incident's `Duration`s apart at every request. Draws the same numbers in the same
+/// order as [`Upstream::fate`].
+#[derive(Clone, Debug)]
 pub struct FateRules<'a> {
     upstream: &'a Upstream,
     service: ServiceSampler,
+    /// Each incident's [`Incident::window_nanos`], in the upstream's order: made once,
+    /// not at every request.
+    windows: Box<[(u64, u64)]>,
 }
 
 impl FateRules<'_> {
@@ -98,7 +105,10 @@ impl FateRules<'_> {
     /// simulator's clock, with no `Duration` made and taken apart at every request.
     #[inline]
     pub fn fate_nanos<R: Rng + ?Sized>(&self, t: u64, rng: &mut R) -> Fate<u64> {
-        self.upstream.fate_nanos_with(&self.service, t, rng)
+        let inc = (self.windows.iter())
+            .position(|&w| Incident::window_holds(w, t))
+            .map(|i| &self.upstream.incidents[i]);
+        self.upstream.fate_in(&self.service, inc, rng)
     }
 }
 
@@ -134,7 +144,18 @@ impl Upstream {
         t: u64,
         rng: &mut R,
     ) -> Fate<u64> {
-        let inc = self.incident_at_nanos(t);
+        self.fate_in(service, self.incident_at_nanos(t), rng)
+    }
+
+    /// The rules' body for a request that arrives during `inc` (the incident active then,
+    /// if any).
+    #[inline]
+    fn fate_in<R: Rng + ?Sized>(
+        &self,
+        service: &ServiceSampler,
+        inc: Option<&Incident>,
+        rng: &mut R,
+    ) -> Fate<u64> {
         if let Some(i) = inc.filter(|i| i.hold) {
             return Fate::Hold {
                 until: i.end(),
@@ -359,6 +380,39 @@ mod tests {
         for _ in 0..1000 {
             assert_eq!(up.fate(ms(3500), &mut rng), Fate::Error503);
         }
+    }
+
+    #[test]
+    fn kept_windows_find_the_incident_contains_finds() {
+        let up = upstream();
+        let rules = up.rules();
+        let (mut a, mut b) = (Pcg64Mcg::seed_from_u64(5), Pcg64Mcg::seed_from_u64(5));
+        let edges = [0, 999_999_999, 1_000_000_000, 1_499_999_999, 1_500_000_000];
+        let more = [
+            2_999_999_999,
+            3_000_000_000,
+            3_999_999_999,
+            4_000_000_000,
+            u64::MAX,
+        ];
+        for t in edges
+            .into_iter()
+            .chain(more)
+            .chain((0..5_000).map(|i| i * 1_000_003))
+        {
+            let d = Duration::from_nanos(t);
+            let inc = up.incident_at(d).map(|i| i.start);
+            assert_eq!(up.incident_at_nanos(t).map(|i| i.start), inc, "{t}");
+            for i in &up.incidents {
+                assert_eq!(Incident::window_holds(i.window_nanos(), t), i.contains(d));
+            }
+            assert_eq!(
+                rules.fate_nanos(t, &mut a),
+                up.fate_nanos_with(&rules.service, t, &mut b),
+                "{t}"
+            );
+        }
+        assert_eq!(up.incidents[0].window_nanos(), (1_000_000_000, 500_000_000));
     }
 
     #[test]

@@ -281,8 +281,20 @@ impl Incident {
     /// each, so their nanoseconds are exact).
     #[inline]
     pub fn contains_nanos(&self, t: u64) -> bool {
-        let start = u64::try_from(self.start.as_nanos()).unwrap_or(u64::MAX);
-        let length = u64::try_from(self.duration.as_nanos()).unwrap_or(u64::MAX);
+        Incident::window_holds(self.window_nanos(), t)
+    }
+
+    /// The window as `(start, duration)` in nanoseconds (saturating), for
+    /// [`Incident::window_holds`]: what a caller that asks many times keeps.
+    #[inline]
+    pub fn window_nanos(&self) -> (u64, u64) {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        (nanos(self.start), nanos(self.duration))
+    }
+
+    /// Whether `t` nanoseconds fall inside `window` (from [`Incident::window_nanos`]).
+    #[inline]
+    pub fn window_holds((start, length): (u64, u64), t: u64) -> bool {
         t >= start && t - start < length
     }
 }
