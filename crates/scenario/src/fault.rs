@@ -134,9 +134,9 @@ impl Upstream {
         }
     }
 
-    /// The one body of the fault rules, at `t` nanoseconds from the start of the run, the
-    /// service time in whole nanoseconds (saturating at `u64::MAX`, 584 years). Hinted
-    /// inline: the simulator calls it at every attempt, from one place.
+    /// The fault rules at `t` nanoseconds from the start of the run, the service time in
+    /// whole nanoseconds (saturating at `u64::MAX`, 584 years): the incident active at `t`
+    /// looked up, then the rules' one body, which [`FateRules::fate_nanos`] also calls.
     #[inline]
     pub fn fate_nanos_with<R: Rng + ?Sized>(
         &self,
@@ -147,8 +147,9 @@ impl Upstream {
         self.fate_in(service, self.incident_at_nanos(t), rng)
     }
 
-    /// The rules' body for a request that arrives during `inc` (the incident active then,
-    /// if any).
+    /// The one body of the fault rules, for a request that arrives during `inc` (the
+    /// incident active then, if any). Hinted inline: the simulator calls it at every
+    /// attempt, from one place.
     #[inline]
     fn fate_in<R: Rng + ?Sized>(
         &self,
