@@ -106,10 +106,25 @@ pub struct Counters {
 pub struct Request {
     /// The policy's state.
     pub state: RetryState,
-    /// When the request began.
-    pub started: Duration,
+    /// When the request began, nanoseconds on the caller's clock (saturating at 584
+    /// years): the simulator's clock counts them, so its millions of requests begin and end
+    /// without a `Duration` made at each.
+    started_ns: u64,
     /// Budget quota spent on its retries.
     spent: u32,
+}
+
+impl Request {
+    /// When the request began.
+    pub fn started(&self) -> Duration {
+        Duration::from_nanos(self.started_ns)
+    }
+}
+
+/// Nanoseconds in `d`, saturating at `u64::MAX` (584 years).
+#[inline]
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// A client's retrier.
@@ -143,13 +158,20 @@ impl Retrier {
     /// Starts a logical request at `now`.
     #[inline]
     pub fn begin(&mut self, now: Duration) -> Request {
+        self.begin_ns(nanos(now))
+    }
+
+    /// [`Retrier::begin`] at `now` nanoseconds (the one body): a `Duration` is made only
+    /// for a budget.
+    #[inline]
+    pub fn begin_ns(&mut self, now: u64) -> Request {
         self.counters.requests += 1;
         if let Some(b) = &mut self.budget {
-            b.on_request(now);
+            b.on_request(Duration::from_nanos(now));
         }
         Request {
             state: RetryState::default(),
-            started: now,
+            started_ns: now,
             spent: 0,
         }
     }
@@ -157,9 +179,16 @@ impl Retrier {
     /// Whether to send the next attempt now. `false` means the client's throttle refused it:
     /// treat the attempt as `Outcome::Failed(Failure::Throttled)` and call
     /// [`Retrier::decide`] with that.
-    pub fn admit<R: Rng + ?Sized>(&mut self, _req: &Request, now: Duration, rng: &mut R) -> bool {
+    pub fn admit<R: Rng + ?Sized>(&mut self, req: &Request, now: Duration, rng: &mut R) -> bool {
+        self.admit_ns(req, nanos(now), rng)
+    }
+
+    /// [`Retrier::admit`] at `now` nanoseconds (the one body): a `Duration` is made only
+    /// for an adaptive budget.
+    #[inline]
+    pub fn admit_ns<R: Rng + ?Sized>(&mut self, _req: &Request, now: u64, rng: &mut R) -> bool {
         let ok = match &mut self.budget {
-            Some(b @ Budget::Adaptive(_)) => b.admit(now, rng.random()),
+            Some(b @ Budget::Adaptive(_)) => b.admit(Duration::from_nanos(now), rng.random()),
             _ => true,
         };
         if ok {
@@ -176,7 +205,7 @@ impl Retrier {
     pub fn remaining(&self, req: &Request, now: Duration) -> Option<Duration> {
         self.strategy
             .deadline
-            .map(|d| (req.started + d).saturating_sub(now))
+            .map(|d| (req.started() + d).saturating_sub(now))
     }
 
     /// The timeout for the next attempt: the client's per-attempt timeout, shortened to
@@ -205,9 +234,23 @@ impl Retrier {
         now: Duration,
         rng: &mut R,
     ) -> Decision {
+        self.decide_ns(req, method, outcome, nanos(now), rng)
+    }
+
+    /// [`Retrier::decide`] at `now` nanoseconds (the one body): a `Duration` is made only
+    /// for a budget or a deadline.
+    #[inline]
+    pub fn decide_ns<R: Rng + ?Sized>(
+        &mut self,
+        req: &mut Request,
+        method: Method,
+        outcome: &Outcome,
+        now: u64,
+        rng: &mut R,
+    ) -> Decision {
         let throttled = matches!(outcome, Outcome::Failed(Failure::Throttled));
         if let (Some(b), false) = (&mut self.budget, throttled) {
-            b.on_attempt(now, attempt_result(outcome));
+            b.on_attempt(Duration::from_nanos(now), attempt_result(outcome));
         }
         let d = match self
             .strategy
@@ -243,17 +286,17 @@ impl Retrier {
         &mut self,
         req: &mut Request,
         outcome: &Outcome,
-        now: Duration,
+        now: u64,
         after: Duration,
     ) -> Decision {
         if let Some(d) = self.strategy.deadline {
-            if now + after > req.started + d {
+            if Duration::from_nanos(now) + after > req.started() + d {
                 return Decision::GiveUp(GiveUp::Deadline);
             }
         }
         if let Some(b) = &mut self.budget {
             let timeout = matches!(outcome, Outcome::Failed(Failure::Timeout));
-            match b.withdraw(now, timeout) {
+            match b.withdraw(Duration::from_nanos(now), timeout) {
                 Some(cost) => req.spent += cost,
                 None => return Decision::GiveUp(GiveUp::Budget),
             }
@@ -312,6 +355,48 @@ mod tests {
                 }
                 _ => return starts,
             }
+        }
+    }
+
+    /// `storm` through the nanosecond methods, the decisions and starts in nanoseconds.
+    fn storm_ns(r: &mut Retrier, start: u64, rng: &mut Pcg64Mcg) -> Vec<u64> {
+        let mut req = r.begin_ns(start);
+        assert_eq!(req.started(), Duration::from_nanos(start));
+        let mut now = start;
+        let mut starts = vec![];
+        loop {
+            if !r.admit_ns(&req, now, rng) {
+                let throttled = Outcome::Failed(Failure::Throttled);
+                let _ = r.decide_ns(&mut req, Method::Get, &throttled, now, rng);
+                return starts;
+            }
+            now += 30_000_000;
+            match r.decide_ns(&mut req, Method::Get, &Outcome::status(503), now, rng) {
+                Decision::Retry { after } => {
+                    now += u64::try_from(after.as_nanos()).unwrap();
+                    starts.push(now);
+                }
+                _ => return starts,
+            }
+        }
+    }
+
+    #[test]
+    fn nanoseconds_decide_as_durations() {
+        for profile in [Profile::Herd, Profile::Undici, Profile::Naive] {
+            let (mut a, mut b) = (
+                Retrier::new(Strategy::new(profile)),
+                Retrier::new(Strategy::new(profile)),
+            );
+            let (mut ra, mut rb) = (Pcg64Mcg::seed_from_u64(9), Pcg64Mcg::seed_from_u64(9));
+            for i in 0..300u64 {
+                let start = ms(i * 7 + 1);
+                let d = storm(&mut a, start, &mut ra);
+                let n = storm_ns(&mut b, 1_000_000 * (i * 7 + 1), &mut rb);
+                let n: Vec<_> = n.into_iter().map(Duration::from_nanos).collect();
+                assert_eq!(d, n, "{profile:?} {i}");
+            }
+            assert_eq!(a.counters(), b.counters(), "{profile:?}");
         }
     }
 

@@ -33,10 +33,11 @@ impl Arrivals {
     }
 }
 
-impl Iterator for Arrivals {
-    type Item = Duration;
+impl Arrivals {
+    /// The next intended send time in nanoseconds from the start of the run: the
+    /// iterator's [`Duration`] as the simulator's clock counts it, without making one.
     #[inline]
-    fn next(&mut self) -> Option<Duration> {
+    pub fn next_nanos(&mut self) -> Option<u64> {
         if self.left == 0 {
             return None;
         }
@@ -52,7 +53,15 @@ impl Iterator for Arrivals {
             }
         };
         self.n += 1;
-        Some(crate::duration::saturating_secs(at))
+        Some(crate::duration::saturating_nanos(at))
+    }
+}
+
+impl Iterator for Arrivals {
+    type Item = Duration;
+    #[inline]
+    fn next(&mut self) -> Option<Duration> {
+        self.next_nanos().map(Duration::from_nanos)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -86,5 +95,20 @@ mod tests {
         assert_eq!(v, again);
         let other: Vec<_> = Arrivals::new(Arrival::Poisson, 100.0, 10, 8).collect();
         assert_ne!(v[..10], other[..]);
+    }
+
+    #[test]
+    fn nanos_are_the_durations() {
+        for kind in [Arrival::Constant, Arrival::Poisson] {
+            let d: Vec<_> = Arrivals::new(kind, 3.0, 1000, 5).collect();
+            let mut a = Arrivals::new(kind, 3.0, 1000, 5);
+            let n: Vec<_> = std::iter::from_fn(|| a.next_nanos()).collect();
+            let back: Vec<_> = n.iter().map(|&n| Duration::from_nanos(n)).collect();
+            assert_eq!(d, back);
+        }
+        let mut a = Arrivals::new(Arrival::Constant, 3.0, 2, 5);
+        assert_eq!(a.next_nanos(), Some(0));
+        assert_eq!(a.next_nanos(), Some(333_333_333));
+        assert_eq!(a.next_nanos(), None);
     }
 }

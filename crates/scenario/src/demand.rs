@@ -24,8 +24,10 @@ use std::time::Duration;
 /// One unit of work.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unit {
-    /// When it arrives, from the start of the run.
-    pub at: Duration,
+    /// When it arrives, in nanoseconds from the start of the run: the simulator's clock
+    /// counts nanoseconds, and a generated instant is drawn as nanoseconds
+    /// ([`Arrivals::next_nanos`]); [`Unit::at`] is the same instant as a [`Duration`].
+    pub at_ns: u64,
     /// The consumer it arrives at (0 without `[consumers]`).
     pub consumer: u32,
     /// Its request's method, when a trace says (else `[load] method`).
@@ -35,6 +37,12 @@ pub struct Unit {
 }
 
 impl Unit {
+    /// When it arrives, from the start of the run.
+    #[inline]
+    pub fn at(&self) -> Duration {
+        Duration::from_nanos(self.at_ns)
+    }
+
     /// The method its request is sent with: the trace's, else `default` (`[load] method`).
     pub fn method_or(&self, default: Method) -> Method {
         self.method.unwrap_or(default)
@@ -125,7 +133,7 @@ impl Iterator for Demand {
                 rng,
                 n,
             } => {
-                let at = arrivals.next()?;
+                let at_ns = arrivals.next_nanos()?;
                 let consumer = match (*consumers, *kind) {
                     (1, _) => 0,
                     (c, Arrival::Constant) => (*n % u64::from(c)) as u32,
@@ -133,7 +141,7 @@ impl Iterator for Demand {
                 };
                 *n += 1;
                 Some(Unit {
-                    at,
+                    at_ns,
                     consumer,
                     method: None,
                     path: None,
@@ -146,7 +154,8 @@ impl Iterator for Demand {
                 *left -= 1;
                 let l = reader.next()?;
                 Some(Unit {
-                    at: l.at,
+                    // A trace's instant is a `BoundedDuration` (a year at most): exact.
+                    at_ns: u64::try_from(l.at.as_nanos()).unwrap_or(u64::MAX),
                     consumer: u32::try_from(l.consumer).unwrap_or(u32::MAX),
                     method: l.method,
                     path: l.path,

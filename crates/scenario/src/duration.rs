@@ -12,7 +12,8 @@
 //! to the clock) on the simulator's `u64` nanosecond clock, which ends at 584 years.
 //!
 //! Draws from a distribution (a service time, a Poisson gap) are not user input: they go
-//! through [`saturating_secs`], which clamps to the same bound instead of refusing.
+//! through [`saturating_secs`] (or [`saturating_nanos`], the same in nanoseconds), which
+//! clamps to the same bound instead of refusing.
 //! (This is a time length; [`crate::span`] is about where a key sits in a TOML file.)
 
 use std::fmt;
@@ -163,12 +164,24 @@ impl From<BoundedDuration> for Duration {
 /// Poisson gap at a tiny rate).
 #[inline]
 pub fn saturating_secs(secs: f64) -> Duration {
+    Duration::from_nanos(saturating_nanos(secs))
+}
+
+/// [`MAX_DURATION`] in nanoseconds.
+pub const MAX_NANOS: u64 = MAX_DURATION.as_secs() * 1_000_000_000;
+
+/// [`saturating_secs`] in whole nanoseconds, the one rule of both: `secs` seconds clamped
+/// to `0..=MAX_NANOS` (NaN is 0), to the nearest nanosecond as `Duration::from_secs_f64`
+/// rounds. For the simulator, whose clock counts nanoseconds: no `Duration` made and taken
+/// apart again.
+#[inline]
+pub fn saturating_nanos(secs: f64) -> u64 {
     if secs >= MAX_DURATION.as_secs_f64() {
-        MAX_DURATION
+        MAX_NANOS
     } else if secs > 0.0 {
-        crate::secs_to_nanos::duration_from_secs(secs)
+        crate::secs_to_nanos::nanos_from_secs(secs)
     } else {
-        Duration::ZERO
+        0
     }
 }
 
@@ -198,6 +211,20 @@ mod tests {
         assert_eq!(saturating_secs(f64::NAN), Duration::ZERO);
         assert_eq!(saturating_secs(1e300), MAX_DURATION);
         assert_eq!(saturating_secs(-1.0), Duration::ZERO);
+        assert_eq!(Duration::from_nanos(MAX_NANOS), MAX_DURATION);
+        assert_eq!(saturating_nanos(f64::NAN), 0);
+        assert_eq!(saturating_nanos(1e300), MAX_NANOS);
+        assert_eq!(saturating_nanos(-1.0), 0);
+        assert_eq!(saturating_nanos(0.02), 20_000_000);
+        // 0.020_000_000_5 is a little above the half in binary: up, as std rounds it.
+        assert_eq!(saturating_nanos(0.020_000_000_5), 20_000_001);
+        assert_eq!(
+            Duration::from_secs_f64(0.020_000_000_5).as_nanos(),
+            20_000_001
+        );
+        // 1.5e-9 is a little below 1.5 ns in binary: down, as std rounds it.
+        assert_eq!(saturating_nanos(1.5e-9), 1);
+        assert_eq!(Duration::from_secs_f64(1.5e-9).as_nanos(), 1);
     }
 
     proptest! {
@@ -210,6 +237,25 @@ mod tests {
                 prop_assert!(d.get() <= MAX_DURATION);
             }
             prop_assert!(saturating_secs(x) <= MAX_DURATION);
+        }
+
+        #[test]
+        fn saturating_nanos_is_saturating_secs(x in proptest::num::f64::ANY) {
+            let n = saturating_nanos(x);
+            prop_assert!(n <= MAX_NANOS);
+            let d = if x >= MAX_DURATION.as_secs_f64() {
+                MAX_DURATION
+            } else if x > 0.0 {
+                Duration::from_secs_f64(x)
+            } else {
+                Duration::ZERO
+            };
+            prop_assert_eq!(u128::from(n), d.as_nanos());
+        }
+
+        #[test]
+        fn saturating_nanos_of_draws(x in 0.0f64..1e5) {
+            prop_assert_eq!(u128::from(saturating_nanos(x)), Duration::from_secs_f64(x).as_nanos());
         }
     }
 }

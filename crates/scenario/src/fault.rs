@@ -18,13 +18,15 @@ use rand::Rng;
 use rand_distr::{Distribution, Exp, LogNormal};
 use std::time::Duration;
 
-/// What happens to one request.
+/// What happens to one request. The service time is a [`Duration`] (the default, for the
+/// real upstream's timers) or whole nanoseconds (`Fate<u64>`, for the simulator's clock:
+/// [`Upstream::fate_nanos_with`], of which [`Upstream::fate_with`] is the wrapper).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Fate {
+pub enum Fate<S = Duration> {
     /// Needs a worker for `service`, then answers 200.
     Work {
         /// Time a worker spends on it.
-        service: Duration,
+        service: S,
         /// Whether this is an injected stall (for counting).
         stalled: bool,
     },
@@ -48,7 +50,13 @@ impl Upstream {
     /// The incident active at `t`, if any (the first listed wins when windows overlap).
     #[inline]
     pub fn incident_at(&self, t: Duration) -> Option<&Incident> {
-        self.incidents.iter().find(|i| i.contains(t))
+        self.incident_at_nanos(saturating_nanos_of(t))
+    }
+
+    /// [`Upstream::incident_at`] at `t` nanoseconds from the start of the run.
+    #[inline]
+    pub fn incident_at_nanos(&self, t: u64) -> Option<&Incident> {
+        self.incidents.iter().find(|i| i.contains_nanos(t))
     }
 
     /// Decides the fate of a request arriving at `t` (from the start of the run).
@@ -56,26 +64,33 @@ impl Upstream {
     /// Builds the service-time distribution for this one draw; a caller that draws many
     /// fates keeps [`Upstream::rules`] and calls [`FateRules::fate`], the same rules.
     pub fn fate<R: Rng + ?Sized>(&self, t: Duration, rng: &mut R) -> Fate {
-        self.rules().fate(t, rng)
+        self.fate_with(&self.service_time.sampler(), t, rng)
     }
 
-    /// The fault rules with the service-time distribution built once.
+    /// The fault rules with the service-time distribution built once, and the incidents'
+    /// windows in nanoseconds kept.
     pub fn rules(&self) -> FateRules<'_> {
         FateRules {
             upstream: self,
             service: self.service_time.sampler(),
+            windows: self.incidents.iter().map(Incident::window_nanos).collect(),
         }
     }
 }
 
 /// [`Upstream::fate`] with the service-time distribution built once, for a server that
 /// draws millions of fates (a log-normal's parameters are two logarithms per draw
-/// otherwise). Draws the same numbers in the same order as [`Upstream::fate`], which
-/// calls it.
-#[derive(Clone, Copy, Debug)]
+/// otherwise), and the incidents' windows in nanoseconds ([`Incident::window_nanos`]),
+/// which [`FateRules::fate_nanos`] looks the active one up in without taking each
+/// incident's `Duration`s apart at every request. Draws the same numbers in the same
+/// order as [`Upstream::fate`].
+#[derive(Clone, Debug)]
 pub struct FateRules<'a> {
     upstream: &'a Upstream,
     service: ServiceSampler,
+    /// Each incident's [`Incident::window_nanos`], in the upstream's order: made once,
+    /// not at every request.
+    windows: Box<[(u64, u64)]>,
 }
 
 impl FateRules<'_> {
@@ -85,13 +100,22 @@ impl FateRules<'_> {
     pub fn fate<R: Rng + ?Sized>(&self, t: Duration, rng: &mut R) -> Fate {
         self.upstream.fate_with(&self.service, t, rng)
     }
+
+    /// [`FateRules::fate`] at `t` nanoseconds, the service time in nanoseconds: the
+    /// simulator's clock, with no `Duration` made and taken apart at every request.
+    #[inline]
+    pub fn fate_nanos<R: Rng + ?Sized>(&self, t: u64, rng: &mut R) -> Fate<u64> {
+        let inc = (self.windows.iter())
+            .position(|&w| Incident::window_holds(w, t))
+            .map(|i| &self.upstream.incidents[i]);
+        self.upstream.fate_in(&self.service, inc, rng)
+    }
 }
 
 impl Upstream {
     /// [`Upstream::fate`] with `service`, this upstream's [`ServiceTime::sampler`] built
     /// once by the caller (the network upstream keeps it beside the configuration, the
-    /// simulator in its [`FateRules`]): the one body of the fault rules. Hinted inline: the
-    /// simulator calls it at every attempt, from one place.
+    /// simulator in its [`FateRules`]): [`Upstream::fate_nanos_with`] in `Duration`s.
     #[inline]
     pub fn fate_with<R: Rng + ?Sized>(
         &self,
@@ -99,7 +123,40 @@ impl Upstream {
         t: Duration,
         rng: &mut R,
     ) -> Fate {
-        let inc = self.incident_at(t);
+        match self.fate_nanos_with(service, saturating_nanos_of(t), rng) {
+            Fate::Work { service, stalled } => Fate::Work {
+                service: Duration::from_nanos(service),
+                stalled,
+            },
+            Fate::Error503 => Fate::Error503,
+            Fate::Reset { after } => Fate::Reset { after },
+            Fate::Hold { until, answer } => Fate::Hold { until, answer },
+        }
+    }
+
+    /// The fault rules at `t` nanoseconds from the start of the run, the service time in
+    /// whole nanoseconds (saturating at `u64::MAX`, 584 years): the incident active at `t`
+    /// looked up, then the rules' one body, which [`FateRules::fate_nanos`] also calls.
+    #[inline]
+    pub fn fate_nanos_with<R: Rng + ?Sized>(
+        &self,
+        service: &ServiceSampler,
+        t: u64,
+        rng: &mut R,
+    ) -> Fate<u64> {
+        self.fate_in(service, self.incident_at_nanos(t), rng)
+    }
+
+    /// The one body of the fault rules, for a request that arrives during `inc` (the
+    /// incident active then, if any). Hinted inline: the simulator calls it at every
+    /// attempt, from one place.
+    #[inline]
+    fn fate_in<R: Rng + ?Sized>(
+        &self,
+        service: &ServiceSampler,
+        inc: Option<&Incident>,
+        rng: &mut R,
+    ) -> Fate<u64> {
         if let Some(i) = inc.filter(|i| i.hold) {
             return Fate::Hold {
                 until: i.end(),
@@ -120,28 +177,38 @@ impl Upstream {
         let slowdown = inc.map_or(1.0, |i| i.slowdown);
         if u < error + reset + self.stall_rate {
             return Fate::Work {
-                service: slowed(self.stall, slowdown),
+                service: slowed(saturating_nanos_of(self.stall), slowdown),
                 stalled: true,
             };
         }
         Fate::Work {
-            service: slowed(service.sample(rng), slowdown),
+            service: slowed(service.sample_nanos(rng), slowdown),
             stalled: false,
         }
     }
 }
 
-/// `d.mul_f64(slowdown)`, without the two float conversions when `slowdown` is 1 (no
-/// incident: nearly every request). That is the same value: `mul_f64` goes through
-/// `as_secs_f64`, which is within 0.12 ns of `d` below 2^20 s, and back through
-/// `from_secs_f64`, which rounds to the nearest nanosecond, so `d` itself (the test
-/// `slowing_by_one_is_the_identity` checks it). Longer durations take the general path.
+/// Nanoseconds in `d`, saturating at `u64::MAX` (584 years).
 #[inline]
-fn slowed(d: Duration, slowdown: f64) -> Duration {
-    if slowdown == 1.0 && d.as_secs() < 1 << 20 {
+fn saturating_nanos_of(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Below this many nanoseconds (2²⁰ s) a slowdown of 1 leaves a time as it is.
+const SLOW_SAME: u64 = (1 << 20) * 1_000_000_000;
+
+/// `d.mul_f64(slowdown)` for `d` nanoseconds (saturating), without the two float
+/// conversions when `slowdown` is 1 (no incident: nearly every request). That is the same
+/// value: `mul_f64` goes through `as_secs_f64`, which is within 0.12 ns of `d` below
+/// 2^20 s, and back through `from_secs_f64`, which rounds to the nearest nanosecond, so
+/// `d` itself (the test `slowing_by_one_is_the_identity` checks it). Longer durations take
+/// the general path.
+#[inline]
+fn slowed(d: u64, slowdown: f64) -> u64 {
+    if slowdown == 1.0 && d < SLOW_SAME {
         d
     } else {
-        d.mul_f64(slowdown)
+        saturating_nanos_of(Duration::from_nanos(d).mul_f64(slowdown))
     }
 }
 
@@ -197,9 +264,16 @@ enum Sampler {
 }
 
 impl ServiceSampler {
-    /// Draws one service time. Hinted inline: one call site draws nearly every one.
+    /// Draws one service time.
     #[inline]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+        Duration::from_nanos(self.sample_nanos(rng))
+    }
+
+    /// Draws one service time, in whole nanoseconds ([`ServiceSampler::sample`]'s value).
+    /// Hinted inline: one call site draws nearly every one.
+    #[inline]
+    pub fn sample_nanos<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         let ms = match self.0 {
             Sampler::Constant(ms) => ms,
             Sampler::Exponential(Some(d)) => d.sample(rng),
@@ -207,7 +281,7 @@ impl ServiceSampler {
             Sampler::Lognormal(Some(d), _) => d.sample(rng),
             Sampler::Lognormal(None, median_ms) => median_ms,
         };
-        crate::duration::saturating_secs(ms / 1000.0)
+        crate::duration::saturating_nanos(ms / 1000.0)
     }
 }
 
@@ -310,9 +384,45 @@ mod tests {
     }
 
     #[test]
+    fn kept_windows_find_the_incident_contains_finds() {
+        let up = upstream();
+        let rules = up.rules();
+        let (mut a, mut b) = (Pcg64Mcg::seed_from_u64(5), Pcg64Mcg::seed_from_u64(5));
+        let edges = [0, 999_999_999, 1_000_000_000, 1_499_999_999, 1_500_000_000];
+        let more = [
+            2_999_999_999,
+            3_000_000_000,
+            3_999_999_999,
+            4_000_000_000,
+            u64::MAX,
+        ];
+        for t in edges
+            .into_iter()
+            .chain(more)
+            .chain((0..5_000).map(|i| i * 1_000_003))
+        {
+            let d = Duration::from_nanos(t);
+            let inc = up.incident_at(d).map(|i| i.start);
+            assert_eq!(up.incident_at_nanos(t).map(|i| i.start), inc, "{t}");
+            for i in &up.incidents {
+                assert_eq!(Incident::window_holds(i.window_nanos(), t), i.contains(d));
+            }
+            assert_eq!(
+                rules.fate_nanos(t, &mut a),
+                up.fate_nanos_with(&rules.service, t, &mut b),
+                "{t}"
+            );
+        }
+        assert_eq!(up.incidents[0].window_nanos(), (1_000_000_000, 500_000_000));
+    }
+
+    #[test]
     fn slowing_by_one_is_the_identity() {
         let mut rng = Pcg64Mcg::seed_from_u64(4);
-        let check = |d: Duration| assert_eq!(slowed(d, 1.0), d.mul_f64(1.0), "{d:?}");
+        let check = |d: Duration| {
+            let n = saturating_nanos_of(d);
+            assert_eq!(slowed(n, 1.0), saturating_nanos_of(d.mul_f64(1.0)), "{d:?}");
+        };
         for _ in 0..200_000 {
             let secs = rng.random_range(0..1u64 << 20);
             let nanos = rng.random_range(0..1_000_000_000);
@@ -326,7 +436,9 @@ mod tests {
         ] {
             check(d);
         }
-        assert_eq!(slowed(ms(10), 3.0), ms(30));
+        assert_eq!(slowed(10_000_000, 3.0), 30_000_000);
+        assert_eq!(slowed(SLOW_SAME, 1.0), SLOW_SAME);
+        assert_eq!(slowed(u64::MAX, 2.0), u64::MAX);
     }
 
     #[test]

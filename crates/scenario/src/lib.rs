@@ -34,7 +34,7 @@ pub use arrival::Arrivals;
 pub use clients::{external_client, ExternalClient, Runtime, EXTERNAL_CLIENTS};
 pub use counts::{ServerBucket, ServerCounts, ServerEvent, BUCKET};
 pub use demand::{Demand, Unit};
-pub use duration::{BoundedDuration, DurationError, MAX_DURATION};
+pub use duration::{BoundedDuration, DurationError, MAX_DURATION, MAX_NANOS};
 pub use embedded::load;
 pub use error::ScenarioError;
 pub use fault::Fate;

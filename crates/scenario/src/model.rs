@@ -273,7 +273,29 @@ impl Incident {
     /// Whether `t` (from the start of the run) falls inside the window.
     #[inline]
     pub fn contains(&self, t: Duration) -> bool {
-        t >= self.start && t < self.end()
+        self.contains_nanos(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// [`Incident::contains`] at `t` nanoseconds: `start ≤ t < start + duration`, which
+    /// for `t ≥ start` is `t − start < duration` (the window's times are bounded, a year
+    /// each, so their nanoseconds are exact).
+    #[inline]
+    pub fn contains_nanos(&self, t: u64) -> bool {
+        Incident::window_holds(self.window_nanos(), t)
+    }
+
+    /// The window as `(start, duration)` in nanoseconds (saturating), for
+    /// [`Incident::window_holds`]: what a caller that asks many times keeps.
+    #[inline]
+    pub fn window_nanos(&self) -> (u64, u64) {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        (nanos(self.start), nanos(self.duration))
+    }
+
+    /// Whether `t` nanoseconds fall inside `window` (from [`Incident::window_nanos`]).
+    #[inline]
+    pub fn window_holds((start, length): (u64, u64), t: u64) -> bool {
+        t >= start && t - start < length
     }
 }
 

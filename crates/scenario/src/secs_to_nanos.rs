@@ -1,4 +1,4 @@
-//! Float seconds to a [`Duration`]: the value `Duration::from_secs_f64` gives, in a few
+//! Float seconds to whole nanoseconds: the value `Duration::from_secs_f64` gives, in a few
 //! float operations for nearly every value.
 //!
 //! Why: the simulator converts two draws a unit (an arrival instant and a service time),
@@ -15,9 +15,22 @@ use std::time::Duration;
 /// too few fraction bits to judge the rounding by.
 const WHOLE: f64 = (1u64 << 52) as f64;
 
-/// `Duration::from_secs_f64(secs)` for a finite `secs` from 0 to `u64::MAX` seconds.
+/// `Duration::from_secs_f64(secs)` in whole nanoseconds, for a finite `secs` from 0 to
+/// `u64::MAX` seconds, saturating at `u64::MAX` nanoseconds (584 years). In nanoseconds
+/// because the simulator's clock counts them: a `Duration` made here and taken apart there
+/// is a division and a multiplication for nothing.
 #[inline]
-pub(crate) fn duration_from_secs(secs: f64) -> Duration {
+pub(crate) fn nanos_from_secs(secs: f64) -> u64 {
+    match fast_nanos(secs) {
+        Some(n) => n,
+        None => u64::try_from(Duration::from_secs_f64(secs).as_nanos()).unwrap_or(u64::MAX),
+    }
+}
+
+/// The nearest whole nanosecond to `secs × 10⁹` by the fast route, or `None` where std
+/// must decide (a product near a half, or too large to see a fraction in).
+#[inline]
+fn fast_nanos(secs: f64) -> Option<u64> {
     let product = secs * 1e9;
     if (0.0..WHOLE).contains(&product) {
         // The nearest whole number, ties to even, with no float → integer conversion
@@ -27,10 +40,10 @@ pub(crate) fn duration_from_secs(secs: f64) -> Duration {
         let off = product - (sum - WHOLE);
         // The exact product is within `product · 2⁻⁵³` of `product`: twice that is margin.
         if 0.5 - off.abs() > product * f64::EPSILON {
-            return Duration::from_nanos(nearest);
+            return Some(nearest);
         }
     }
-    Duration::from_secs_f64(secs)
+    None
 }
 
 #[cfg(test)]
@@ -38,12 +51,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// std's nanoseconds, saturating at `u64::MAX`.
+    fn std_s(secs: f64) -> u64 {
+        u64::try_from(Duration::from_secs_f64(secs).as_nanos()).unwrap_or(u64::MAX)
+    }
+
     fn same(secs: f64) {
-        assert_eq!(
-            duration_from_secs(secs),
-            Duration::from_secs_f64(secs),
-            "{secs:e}"
-        );
+        assert_eq!(nanos_from_secs(secs), std_s(secs), "{secs:e}");
     }
 
     #[test]
@@ -77,13 +91,19 @@ mod tests {
     proptest! {
         #[test]
         fn any_draw_is_std_s(secs in 0.0f64..1e7) {
-            prop_assert_eq!(duration_from_secs(secs), Duration::from_secs_f64(secs));
+            prop_assert_eq!(nanos_from_secs(secs), std_s(secs));
+        }
+
+        #[test]
+        fn nanos_are_std_s_up_to_u64_nanos(secs in 0.0f64..1.844_674_407e10) {
+            let std = Duration::from_secs_f64(secs);
+            prop_assert_eq!(u128::from(nanos_from_secs(secs)), std.as_nanos());
         }
 
         #[test]
         fn any_bit_pattern_is_std_s(bits in 0u64..0x43F0_0000_0000_0000) {
             let secs = f64::from_bits(bits);
-            prop_assert_eq!(duration_from_secs(secs), Duration::from_secs_f64(secs));
+            prop_assert_eq!(nanos_from_secs(secs), std_s(secs));
         }
     }
 }

@@ -215,7 +215,7 @@ fn exercise(text: &str, named: bool) {
     assert!(s.offered_duration() <= MAX_DURATION);
     let demand = Demand::new(&s).expect("no trace to open");
     for u in demand.take(50) {
-        assert!(u.at <= MAX_DURATION);
+        assert!(u.at() <= MAX_DURATION);
     }
     let mut rng = Pcg64Mcg::seed_from_u64(1);
     for i in 0..50u64 {

@@ -93,6 +93,10 @@ pub(crate) struct Client {
     /// `timeout` as a `Duration`, what the retrier takes (converted back once, not at
     /// every attempt).
     timeout_d: Option<Duration>,
+    /// Whether the strategy has no overall deadline: then an attempt's timeout is
+    /// `timeout` itself (what [`Retrier::attempt_timeout`] answers, without its `Duration`
+    /// made into nanoseconds again at every attempt).
+    no_deadline: bool,
     one_way: u64,
     reqs: Vec<Req>,
     /// Per slot, the generation of its attempt that is waiting or in flight (0: none).
@@ -128,12 +132,14 @@ impl Client {
         mut wiring: Wiring,
     ) -> Self {
         let deferred = wiring.deferred.take();
+        let no_deadline = retrier.strategy().deadline.is_none();
         Client {
             retrier,
             method,
             retry_after,
             timeout: timeout.map(nanos),
             timeout_d: timeout.map(|t| Duration::from_nanos(nanos(t))),
+            no_deadline,
             one_way: wiring.one_way,
             wiring,
             reqs: Vec::new(),
@@ -183,14 +189,12 @@ impl Client {
         owner: u64,
         method: Option<Method>,
     ) -> u32 {
-        // The retrier's clock, made once for the request's begin and its first attempt.
-        let t = Duration::from_nanos(s.now());
         let fresh = Req {
             method: method.unwrap_or(self.method),
             intended: s.now(),
             deadline: u64::MAX,
             rng,
-            request: self.retrier.begin(t),
+            request: self.retrier.begin_ns(s.now()),
             attempts: 0,
             gen: 0,
             phase: Phase::Idle,
@@ -209,7 +213,7 @@ impl Client {
                 (self.reqs.len() - 1) as u32
             }
         };
-        self.attempt_at(s, req, t);
+        self.attempt(s, req);
         req
     }
 
@@ -270,12 +274,6 @@ impl Client {
     /// kept it out of line, a call with a dozen registers saved, at every logical request.
     #[inline(always)]
     pub(crate) fn attempt(&mut self, s: &mut Schedule<Event>, req: u32) {
-        self.attempt_at(s, req, Duration::from_nanos(s.now()));
-    }
-
-    /// [`Client::attempt`] with the clock, `t`, already made for the retrier.
-    #[inline(always)]
-    fn attempt_at(&mut self, s: &mut Schedule<Event>, req: u32, t: Duration) {
         let now = s.now();
         let Some(r) = self.reqs.get_mut(req as usize) else {
             return;
@@ -283,13 +281,17 @@ impl Client {
         if r.phase != Phase::Idle {
             return;
         }
-        if !self.retrier.admit(&r.request, t, &mut r.rng) {
+        if !self.retrier.admit_ns(&r.request, now, &mut r.rng) {
             return self.conclude(s, req, &Outcome::Failed(Failure::Throttled));
         }
-        let limit = self
-            .retrier
-            .attempt_timeout(&r.request, t, self.timeout_d)
-            .map(nanos);
+        let limit = if self.no_deadline {
+            self.timeout
+        } else {
+            let t = Duration::from_nanos(now);
+            self.retrier
+                .attempt_timeout(&r.request, t, self.timeout_d)
+                .map(nanos)
+        };
         r.gen = r.gen.wrapping_add(1).max(1); // 0 means "none" in `armed`
         r.attempts += 1;
         r.deadline = limit.map_or(u64::MAX, |l| now.saturating_add(l));
@@ -419,10 +421,9 @@ impl Client {
         };
         r.phase = Phase::Idle;
         self.armed[req as usize] = 0;
-        let t = Duration::from_nanos(now);
         match self
             .retrier
-            .decide(&mut r.request, r.method, outcome, t, &mut r.rng)
+            .decide_ns(&mut r.request, r.method, outcome, now, &mut r.rng)
         {
             Decision::Retry { after } if after.is_zero() => self.attempt(s, req),
             Decision::Retry { after } => {

@@ -117,7 +117,7 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
     fn schedule_next(&mut self, s: &mut Schedule<Event>) {
         self.next = self.units.next();
         self.key = match &self.next {
-            Some((_, u)) => s.key_outside(nanos(u.at)),
+            Some((_, u)) => s.key_outside(u.at_ns),
             None => lane::EMPTY,
         };
     }

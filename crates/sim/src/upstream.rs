@@ -24,7 +24,6 @@ use herd_scenario::capacity::{Admitted, Capacity};
 use herd_scenario::fault::FateRules;
 use herd_scenario::{Fate, HoldAnswer, Seeds, ServerCounts, ServerEvent, Shed};
 use rand_pcg::Pcg64Mcg;
-use std::time::Duration;
 
 /// Work waiting for a worker.
 #[derive(Clone, Copy, Debug)]
@@ -91,7 +90,7 @@ impl<'a> Server<'a> {
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, a: Attempt) {
         let now = s.now();
         self.count(now, ServerEvent::Received);
-        match self.rules.fate(Duration::from_nanos(now), &mut self.rng) {
+        match self.rules.fate_nanos(now, &mut self.rng) {
             Fate::Error503 => {
                 self.count(now, ServerEvent::Error503);
                 let hinted = self.hinted();
@@ -115,7 +114,7 @@ impl<'a> Server<'a> {
             Fate::Work { service, .. } => {
                 let job = Job {
                     attempt: a,
-                    service: nanos(service),
+                    service,
                 };
                 match self.capacity.admit(job) {
                     Admitted::Now(job) => self.start(s, job),

@@ -64,9 +64,9 @@ fn synth(a: &SynthArgs) -> Result<(), Fail> {
         writeln!(out, "t_ms,consumer")?;
         let mut n = 0;
         for u in Demand::generated(Arrival::Poisson, total, u64::MAX, a.consumers, a.seed)
-            .take_while(|u| u.at < end)
+            .take_while(|u| u.at() < end)
         {
-            writeln!(out, "{:.3},{}", u.at.as_secs_f64() * 1000.0, u.consumer)?;
+            writeln!(out, "{:.3},{}", u.at().as_secs_f64() * 1000.0, u.consumer)?;
             n += 1;
         }
         Ok(n)

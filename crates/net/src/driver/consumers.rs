@@ -82,7 +82,7 @@ pub(super) async fn drive(
     let mut pacer = Pacer::new()?;
     loop {
         run.carry_out();
-        let next_unit = run.pending.as_ref().map(|u| epoch + u.at);
+        let next_unit = run.pending.as_ref().map(|u| epoch + u.at());
         if next_unit.is_none() && run.machine.is_idle() {
             break;
         }
@@ -214,8 +214,8 @@ impl Run {
     /// the simulator, so a late loop shows as lag and latency, never as a shorter wait.
     fn on_unit(&mut self) {
         if let Some(u) = self.pending.take() {
-            self.lag.record(self.now().saturating_sub(u.at));
-            self.machine.arrive(u.consumer, u.at, &mut self.actions);
+            self.lag.record(self.now().saturating_sub(u.at()));
+            self.machine.arrive(u.consumer, u.at(), &mut self.actions);
         }
         self.pending = self.demand.next();
     }

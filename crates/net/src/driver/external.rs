@@ -186,7 +186,7 @@ impl Run {
     /// Sends each id at its intended time, recording answers as they come.
     async fn send_all(&mut self, arm: &mut ExternalArm) -> io::Result<()> {
         while self.next < self.schedule.len() {
-            let intended: Instant = self.epoch + self.schedule[self.next].at;
+            let intended: Instant = self.epoch + self.schedule[self.next].at();
             tokio::select! {
                 biased;
                 () = sleep_until(intended) => self.send_next(arm, intended)?,
@@ -221,7 +221,7 @@ impl Run {
         let at = self
             .schedule
             .get(a.answer.id as usize)
-            .map(|u| u.at)
+            .map(|u| u.at())
             .ok_or_else(|| {
                 io::Error::other(format!(
                     "adapter {}: answer for unknown id {}",

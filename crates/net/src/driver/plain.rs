@@ -166,14 +166,14 @@ impl Lane {
                     complete = false;
                     break;
                 }
-                r = pacer.until(start + unit.at) => r?,
+                r = pacer.until(start + unit.at()) => r?,
             }
             let Some(place) = backlog.admit() else {
                 continue;
             };
             let job = Job {
                 i,
-                at: unit.at,
+                at: unit.at(),
                 call: Call::of(&unit, method),
                 place,
             };
