@@ -365,7 +365,8 @@ pub struct TuneArgs {
     /// Write tune.json to PATH (`-` for stdout; the summary then goes to stderr).
     #[arg(long, value_name = "PATH")]
     pub json: Option<String>,
-    /// Write tune.json, tune.html and the plots into DIR (created if missing).
+    /// Write tune.json, tune.html, the plots and, with a recommendation, tuned.toml (the
+    /// scenario with the tuned arm alone, ready for `herd bench`) into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
     /// Print nothing but the requested output.

@@ -123,6 +123,73 @@ fn the_printed_arm_runs_and_gives_the_simulated_load() {
     assert_eq!(sim["arms"][0]["load_multiplier"].as_f64().unwrap(), want);
 }
 
+/// `--out` writes the recommendation as a whole scenario that runs from anywhere: a trace
+/// named relative to the tuned scenario's file is still found from the output directory.
+#[test]
+fn the_written_scenario_runs_as_it_stands_and_gives_the_simulated_load() {
+    let src = tempdir("tune-scenario-src");
+    let mut csv = String::from("t_ms,consumer\n");
+    for i in 0..2400u32 {
+        csv.push_str(&format!("{},{}\n", i * 5, i % 50));
+    }
+    std::fs::write(src.join("arrivals.csv"), csv).unwrap();
+    let base = stdout(&herd(&["scenarios", "show", "metastable"]));
+    let mut text = String::new();
+    for line in base.lines() {
+        match line.split('=').next().map(str::trim) {
+            Some("rate" | "arrival" | "requests") => {}
+            _ => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        if line.trim() == "[load]" {
+            text.push_str("trace = \"arrivals.csv\"\n");
+        }
+    }
+    let scenario = src.join("traced.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let out_dir = tempdir("tune-scenario-out");
+    let r = tune(&[
+        scenario.to_str().unwrap(),
+        "--vary",
+        "budget=none,token-bucket",
+        "--vary",
+        "retries=3",
+        "--seeds",
+        "1",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let i = r["recommended"].as_u64().expect("a recommendation") as usize;
+    let written = std::fs::read_to_string(out_dir.join("tuned.toml")).unwrap();
+    assert!(
+        written.starts_with("# What `herd tune metastable` recommends"),
+        "{written}"
+    );
+    let out = herd(&[
+        "sim",
+        out_dir.join("tuned.toml").to_str().unwrap(),
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sim: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let arms = sim["arms"].as_array().unwrap();
+    assert_eq!(arms.len(), 1, "the tuned arm alone");
+    assert!(
+        arms[0]["id"].as_str().unwrap().ends_with("-tuned"),
+        "{}",
+        arms[0]["id"]
+    );
+    assert_eq!(arms[0]["logical_requests"], 2400, "the trace was read");
+    assert_eq!(
+        arms[0]["load_multiplier"].as_f64().unwrap(),
+        median(&r["points"][i], "load")
+    );
+}
+
 #[test]
 fn a_sweep_runs_every_arm_and_plots_each_figure() {
     let dir = tempdir("tune-sweep");

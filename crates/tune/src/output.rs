@@ -92,6 +92,9 @@ pub struct ArmFigures {
 pub struct Tuned {
     /// `tune.json`.
     pub report: TuneReport,
+    /// The whole scenario at the recommended point with the tuned arm alone, runnable
+    /// as it stands (`tuned.toml` under `--out`).
+    pub recommended_scenario: Option<String>,
     fronts: Vec<Vec<usize>>,
 }
 
@@ -144,9 +147,26 @@ impl Tuned {
             Some(Verdict::Recommend(i)) => Some(i),
             _ => None,
         };
-        let recommended_toml = match recommended {
-            Some(i) => Some(arm_toml(space, &searched.outcomes[i].point)?),
-            None => None,
+        let (recommended_toml, recommended_scenario) = match recommended {
+            Some(i) => {
+                let point = &searched.outcomes[i].point;
+                let header = format!(
+                    "# What `herd tune {name}` recommends (point {i}: {}):\n\
+                     # the scenario with the tuned arm alone. `herd bench tuned.toml` runs it on\n\
+                     # a real socket, `herd sim tuned.toml` in the simulator.\n",
+                    space
+                        .describe(point)
+                        .into_iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
+                (
+                    Some(arm_toml(space, point)?),
+                    Some(header + &scenario_toml(space, point)?),
+                )
+            }
+            None => (None, None),
         };
         let sentence = sentence(space, searched, verdict.as_ref(), limits);
         Ok(Tuned {
@@ -172,6 +192,7 @@ impl Tuned {
                 recommended_toml,
                 verdict: sentence,
             },
+            recommended_scenario,
             fronts,
         })
     }
@@ -258,7 +279,8 @@ impl Tuned {
         s
     }
 
-    /// The `--out` files: `tune.json`, the plots and `tune.html`.
+    /// The `--out` files: `tune.json`, the plots, `tune.html` and, with a recommendation,
+    /// `tuned.toml`.
     pub fn files(&self) -> Result<Vec<(String, String)>, String> {
         let r = &self.report;
         let mut json = serde_json::to_string_pretty(r).map_err(|e| e.to_string())?;
@@ -318,6 +340,9 @@ impl Tuned {
                 ));
             }
         }
+        if let Some(t) = &self.recommended_scenario {
+            files.push(("tuned.toml".to_owned(), t.clone()));
+        }
         files.push(("tune.html".to_owned(), self.html(&svgs)));
         files.extend(svgs);
         Ok(files)
@@ -369,24 +394,34 @@ impl Tuned {
     }
 }
 
+/// The scenario at `point` with the tuned arm alone, its id marked `-tuned`.
+fn tuned_doc(space: &Space, point: &[usize]) -> Result<toml::Table, crate::TuneError> {
+    let mut doc = space.portable_toml(point)?;
+    let arm = doc
+        .get_mut("arms")
+        .and_then(toml::Value::as_array_mut)
+        .and_then(|a| a.first_mut())
+        .and_then(toml::Value::as_table_mut)
+        .ok_or_else(|| crate::TuneError::Text("the tuned arm vanished".into()))?;
+    if let Some(toml::Value::String(id)) = arm.get_mut("id") {
+        id.push_str("-tuned");
+    }
+    Ok(doc)
+}
+
 /// The tuned arm at `point`, as a `[[arms]]` table.
 fn arm_toml(space: &Space, point: &[usize]) -> Result<String, crate::TuneError> {
-    let doc = space.toml(point)?;
-    let arm = doc
-        .get("arms")
-        .and_then(toml::Value::as_array)
-        .and_then(|a| a.first())
-        .cloned()
-        .ok_or_else(|| crate::TuneError::Text("the tuned arm vanished".into()))?;
-    let mut arm = arm;
-    if let Some(t) = arm.as_table_mut() {
-        if let Some(toml::Value::String(id)) = t.get_mut("id") {
-            id.push_str("-tuned");
-        }
-    }
+    let mut doc = tuned_doc(space, point)?;
     let mut t = toml::Table::new();
-    t.insert("arms".into(), toml::Value::Array(vec![arm]));
+    if let Some(arms) = doc.remove("arms") {
+        t.insert("arms".into(), arms);
+    }
     toml::to_string(&t).map_err(|e| crate::TuneError::Text(e.to_string()))
+}
+
+/// The whole scenario at `point` with the tuned arm alone.
+fn scenario_toml(space: &Space, point: &[usize]) -> Result<String, crate::TuneError> {
+    toml::to_string(&tuned_doc(space, point)?).map_err(|e| crate::TuneError::Text(e.to_string()))
 }
 
 fn sentence(space: &Space, searched: &Searched, v: Option<&Verdict>, limits: &Limits) -> String {

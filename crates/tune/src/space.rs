@@ -123,6 +123,31 @@ impl Space {
         Ok(doc)
     }
 
+    /// The TOML of point `p` as a file that runs from anywhere: a relative `[load] trace`
+    /// made absolute against the scenario file's directory, where the parser would have
+    /// looked for it.
+    pub fn portable_toml(&self, p: &[usize]) -> Result<toml::Table, TuneError> {
+        let mut doc = self.toml(p)?;
+        let dir = std::path::Path::new(&self.origin)
+            .parent()
+            .filter(|_| !self.origin.starts_with("embedded:"));
+        if let (Some(dir), Some(toml::Value::String(t))) = (
+            dir,
+            doc.get_mut("load")
+                .and_then(toml::Value::as_table_mut)
+                .and_then(|l| l.get_mut("trace")),
+        ) {
+            if std::path::Path::new(t.as_str()).is_relative() {
+                let joined = dir.join(t.as_str());
+                *t = std::path::absolute(&joined)
+                    .unwrap_or(joined)
+                    .to_string_lossy()
+                    .into_owned();
+            }
+        }
+        Ok(doc)
+    }
+
     /// The validated scenario of point `p`.
     pub fn scenario(&self, p: &[usize]) -> Result<Scenario, TuneError> {
         let doc = self.toml(p)?;

@@ -187,6 +187,12 @@ fn emit(a: &TuneArgs, tuned: &Tuned) -> Result<(), Fail> {
         herd_report::write_files(dir, &refs).map_err(Fail::run)?;
         if !a.quiet {
             eprintln!("tune report written to {}", dir.join("tune.html").display());
+            if tuned.recommended_scenario.is_some() {
+                eprintln!(
+                    "the recommended scenario written to {} (`herd bench` runs it)",
+                    dir.join("tuned.toml").display()
+                );
+            }
         }
     }
     Ok(())
