@@ -47,15 +47,10 @@ impl fmt::Display for ReportError {
     }
 }
 
-impl std::error::Error for ReportError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ReportError::Io { source, .. } => Some(source),
-            ReportError::Json(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// No `source()`: each message already says its cause, and an error reporter that walks
+/// the chain (anyhow's `{:#}`) would say it twice. The causes stay reachable in the
+/// variants' fields.
+impl std::error::Error for ReportError {}
 
 impl ReportError {
     /// A plotters error for `plot`.

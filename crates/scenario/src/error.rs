@@ -67,11 +67,7 @@ impl fmt::Display for ScenarioError {
     }
 }
 
-impl std::error::Error for ScenarioError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ScenarioError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
+/// No `source()`: the I/O error's text is already in the message, and an error reporter
+/// that walks the chain (anyhow's `{:#}`) would say it twice. The error itself stays
+/// reachable in [`ScenarioError::Io`]'s `source` field.
+impl std::error::Error for ScenarioError {}

@@ -15,14 +15,15 @@ pub enum TuneError {
         why: String,
     },
     /// A point's scenario does not validate (a value out of range for its key).
-    #[error("--vary {key}={value}")]
+    #[error("--vary {key}={value}: {error}")]
     Point {
         /// The key.
         key: String,
         /// The value.
         value: String,
-        /// The validation error.
-        source: Box<ScenarioError>,
+        /// The validation error, said in the message (so not also a `source()`: a reporter
+        /// walking the chain would say it twice).
+        error: Box<ScenarioError>,
     },
     /// The base scenario's text is not TOML (it validated once, so this is a bug or a
     /// file changed under us).

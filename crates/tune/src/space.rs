@@ -151,7 +151,7 @@ impl Space {
     /// The validated scenario of point `p`.
     pub fn scenario(&self, p: &[usize]) -> Result<Scenario, TuneError> {
         let doc = self.toml(p)?;
-        self.validate(&doc).map_err(|source| {
+        self.validate(&doc).map_err(|error| {
             let (key, value) = self.describe(p).into_iter().fold(
                 (String::new(), String::new()),
                 |(k, v), (a, b)| {
@@ -162,7 +162,7 @@ impl Space {
             TuneError::Point {
                 key,
                 value,
-                source: Box::new(source),
+                error: Box::new(error),
             }
         })
     }
@@ -184,10 +184,10 @@ impl Space {
                         spec: format!("{}={value}", v.key),
                         why,
                     })?;
-                self.validate(&doc).map_err(|source| TuneError::Point {
+                self.validate(&doc).map_err(|error| TuneError::Point {
                     key: v.key.clone(),
                     value: value.to_string(),
-                    source: Box::new(source),
+                    error: Box::new(error),
                 })?;
             }
         }

@@ -291,11 +291,7 @@ impl fmt::Display for ExternalError {
     }
 }
 
-impl std::error::Error for ExternalError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ExternalError::Spawn { source, .. } | ExternalError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
+/// No `source()`: each message already says its cause, and an error reporter that walks
+/// the chain (anyhow's `{:#}`) would say it twice. The I/O errors stay reachable in the
+/// `Spawn` and `Io` variants' fields.
+impl std::error::Error for ExternalError {}
