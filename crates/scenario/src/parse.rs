@@ -68,6 +68,17 @@ struct Check<'a> {
 
 type R<T> = Result<T, ScenarioError>;
 
+impl Check<'_> {
+    /// The directory a relative path in the scenario is taken from: the scenario file's
+    /// (empty for a bare file name, which is the working directory), or none for an
+    /// embedded scenario, whose paths are taken from the working directory.
+    fn base_dir(&self) -> Option<&Path> {
+        Path::new(self.origin)
+            .parent()
+            .filter(|_| !self.origin.starts_with("embedded:"))
+    }
+}
+
 mod consumers;
 mod target;
 
@@ -570,10 +581,7 @@ impl Check<'_> {
         if program.trim().is_empty() {
             return Err(self.err(&path, "the program (its first element) must not be empty"));
         }
-        let base = match Path::new(self.origin).parent() {
-            Some(dir) if !self.origin.starts_with("embedded:") => dir.to_path_buf(),
-            _ => PathBuf::new(),
-        };
+        let base = self.base_dir().map(Path::to_path_buf).unwrap_or_default();
         let abs = |p: &Path| {
             let joined = base.join(p);
             std::path::absolute(&joined).unwrap_or(joined)

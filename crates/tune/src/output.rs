@@ -154,12 +154,7 @@ impl Tuned {
                     "# What `herd tune {name}` recommends (point {i}: {}):\n\
                      # the scenario with the tuned arm alone. `herd bench tuned.toml` runs it on\n\
                      # a real socket, `herd sim tuned.toml` in the simulator.\n",
-                    space
-                        .describe(point)
-                        .into_iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
+                    space.label(point)
                 );
                 (
                     Some(arm_toml(space, point)?),
@@ -425,14 +420,7 @@ fn scenario_toml(space: &Space, point: &[usize]) -> Result<String, crate::TuneEr
 }
 
 fn sentence(space: &Space, searched: &Searched, v: Option<&Verdict>, limits: &Limits) -> String {
-    let describe = |i: usize| {
-        space
-            .describe(&searched.outcomes[i].point)
-            .into_iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let describe = |i: usize| space.label(&searched.outcomes[i].point);
     let broken = |b: &[(Figure, f64, f64)]| {
         b.iter()
             .map(|(f, l, worst)| {

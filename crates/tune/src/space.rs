@@ -103,6 +103,15 @@ impl Space {
             .collect()
     }
 
+    /// `key=value key=value` for point `p`, as messages and labels name a point.
+    pub fn label(&self, p: &[usize]) -> String {
+        self.describe(p)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// The TOML of point `p`, arms reduced to the evaluated ones.
     pub fn toml(&self, p: &[usize]) -> Result<toml::Table, TuneError> {
         let mut doc = self.base.clone();
@@ -123,27 +132,21 @@ impl Space {
         Ok(doc)
     }
 
-    /// The TOML of point `p` as a file that runs from anywhere: a relative `[load] trace`
-    /// made absolute against the scenario file's directory, where the parser would have
-    /// looked for it.
+    /// The TOML of point `p` as a file that runs from anywhere: `[load] trace` written as
+    /// the absolute form of the path the parser resolved it to (a relative one is taken
+    /// from the scenario file's directory, which a file elsewhere would not share).
     pub fn portable_toml(&self, p: &[usize]) -> Result<toml::Table, TuneError> {
         let mut doc = self.toml(p)?;
-        let dir = std::path::Path::new(&self.origin)
-            .parent()
-            .filter(|_| !self.origin.starts_with("embedded:"));
-        if let (Some(dir), Some(toml::Value::String(t))) = (
-            dir,
+        let text = toml::to_string(&doc).map_err(|e| TuneError::Text(e.to_string()))?;
+        let parsed = parse(&text, &self.origin).map_err(|e| TuneError::Text(e.to_string()))?;
+        if let (Some(trace), Some(given)) = (
+            parsed.load.trace,
             doc.get_mut("load")
                 .and_then(toml::Value::as_table_mut)
                 .and_then(|l| l.get_mut("trace")),
         ) {
-            if std::path::Path::new(t.as_str()).is_relative() {
-                let joined = dir.join(t.as_str());
-                *t = std::path::absolute(&joined)
-                    .unwrap_or(joined)
-                    .to_string_lossy()
-                    .into_owned();
-            }
+            let path = std::path::absolute(&trace.path).unwrap_or(trace.path);
+            *given = toml::Value::String(path.to_string_lossy().into_owned());
         }
         Ok(doc)
     }

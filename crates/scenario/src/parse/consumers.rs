@@ -25,10 +25,8 @@ impl Check<'_> {
             None => 1.0,
         };
         let given = Path::new(t);
-        let path = match Path::new(self.origin).parent() {
-            Some(dir) if given.is_relative() && !self.origin.starts_with("embedded:") => {
-                dir.join(given)
-            }
+        let path = match self.base_dir() {
+            Some(dir) if given.is_relative() => dir.join(given),
             _ => given.to_path_buf(),
         };
         Ok(Trace {
