@@ -187,7 +187,7 @@ pub struct UpstreamArgs {
 
 #[derive(Args, Debug)]
 pub struct PolicyArgs {
-    /// undici, axios-retry, none, naive or exponential.
+    /// undici, axios-retry, none, naive, exponential, herd, urllib3, go-retryablehttp or tenacity.
     pub profile: String,
     /// Jitter kind: none, full, equal, decorrelated, proportional, additive.
     #[arg(long, value_name = "KIND")]
