@@ -16,7 +16,7 @@
 //! real socket, 2 cores): after a 2 s slowdown, full jitter with 3 retries and no budget
 //! leaves the upstream at 3.44x its offered load with 81% of requests failing, and it
 //! never recovers within the run; the same policy with the default 20% percent budget puts
-//! 1.10x on it and the upstream is healthy again 3.2 s after the slowdown ends. The gRPC
+//! 1.09x on it and the upstream is healthy again 3.1 s after the slowdown ends. The gRPC
 //! token bucket (1.00x) and the AWS quota (1.01x) recover too.
 //!
 //! Every budget here is plain state: `now` is an argument, never read from a clock, so the
