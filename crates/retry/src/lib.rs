@@ -21,9 +21,12 @@
 //! - [`classify`]: outcomes (an HTTP response's through [`Outcome::from_http`]), failures, methods;
 //! - [`retry_after`]: `Retry-After` parsing with "now" passed in, and what a hint does;
 //! - [`retrier`]: the per-client object that adds budget, deadline and counters to a policy;
-//! - [`consumer`]: the retry layer above the client (consumer timeouts that re-issue or abandon).
+//! - [`consumer`]: the retry layer above the client (consumer timeouts that re-issue or abandon);
+//! - [`hedge`]: hedged requests (gRPC A6, Polly, Finagle backup requests, tower) as pure state machines;
+//! - [`breaker`]: circuit breakers (resilience4j, Polly, Hystrix, gobreaker, pybreaker, …) as pure state machines.
 
 pub mod backoff;
+pub mod breaker;
 pub mod budget;
 pub mod classify;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
@@ -31,6 +34,7 @@ mod client;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod clock;
 pub mod consumer;
+pub mod hedge;
 pub mod id_map;
 pub mod id_ring;
 pub mod jitter;
@@ -44,9 +48,11 @@ pub mod retry_after;
 pub mod tower;
 
 pub use backoff::{Backoff, Delays};
+pub use breaker::{Admission, Breaker, BreakerConfig, BreakerProfile};
 pub use budget::{AttemptResult, Budget, BudgetConfig};
 pub use classify::{Failure, Method, Outcome};
 pub use consumer::{ConsumerRules, Consumers, OnTimeout};
+pub use hedge::{HedgePolicy, HedgeProfile, Hedger};
 pub use jitter::{Jitter, JitterError, JitterInput};
 pub use policy::{Decision, GiveUp, Policy, RetryState};
 pub use profile::Profile;
