@@ -10,6 +10,7 @@ mod cli;
 mod cmd;
 mod fail;
 mod output;
+mod steal;
 mod stop;
 
 use clap::Parser;

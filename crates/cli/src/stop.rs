@@ -16,7 +16,7 @@
 
 use crate::fail::Fail;
 use anyhow::Context;
-use herd_net::Stop;
+use herd_driver::Stop;
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -116,7 +116,7 @@ impl Signals {
 /// The handler loop: the first signal fires the stop, the second exits.
 #[cfg(unix)]
 async fn listen(
-    trigger: herd_net::StopTrigger,
+    trigger: herd_driver::StopTrigger,
     first: Arc<OnceLock<Caught>>,
     since: Instant,
     ready: std::sync::mpsc::Sender<std::io::Result<()>>,
@@ -159,7 +159,7 @@ async fn listen(
 /// Elsewhere, Ctrl-C only.
 #[cfg(not(unix))]
 async fn listen(
-    trigger: herd_net::StopTrigger,
+    trigger: herd_driver::StopTrigger,
     first: Arc<OnceLock<Caught>>,
     since: Instant,
     ready: std::sync::mpsc::Sender<std::io::Result<()>>,

@@ -12,7 +12,7 @@
 //! simulator can, but only if its numbers mean the same thing. So nothing here decides a
 //! fault or a retry: the model only carries out what the shared code decides, in the order
 //! the real upstream and driver do (the `upstream` and `client` modules say, step by step,
-//! which `herd-net` code they mirror). It is checked against `herd bench` and against queueing theory (M/M/c) in its
+//! which `herd-upstream` and `herd-driver` code they mirror). It is checked against `herd bench` and against queueing theory (M/M/c) in its
 //! tests, and its upstream alone ([`upstream_fates`]) against the real one, request by
 //! request.
 //!

@@ -11,8 +11,8 @@
 
 use crate::fail::Fail;
 use anyhow::anyhow;
-use herd_net::driver::arm_command;
-use herd_net::external::{ExternalArm, ExternalError};
+use herd_adapters::{ExternalArm, ExternalError};
+use herd_driver::arm_command;
 use herd_scenario::Scenario;
 use tokio::runtime::Runtime;
 

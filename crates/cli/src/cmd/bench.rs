@@ -8,11 +8,11 @@ use super::prepare::prepare;
 use super::runtime;
 use crate::cli::BenchArgs;
 use crate::fail::Fail;
+use crate::steal::StealClock;
 use crate::stop::Signals;
 use anyhow::{anyhow, Context};
-use herd_net::driver::{run_arm, ArmRun, Direct, Progress, Watch};
-use herd_net::steal::StealClock;
-use herd_net::Stop;
+use herd_driver::Stop;
+use herd_driver::{run_arm, ArmRun, Direct, Progress, Watch};
 use herd_scenario::{Report, Scenario};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -193,7 +193,7 @@ pub(super) async fn run_rounds(
                 // Out of descriptors: the sentence with the limit and how to raise it.
                 Err(e) => {
                     let id = &s.arms[i].id;
-                    return Err(match herd_net::fd_limit::exhausted(&e) {
+                    return Err(match herd_upstream::fd_limit::exhausted(&e) {
                         Some(sentence) => anyhow::anyhow!("arm {id}: {sentence}"),
                         None => anyhow::Error::new(e).context(format!("arm {id}")),
                     });

@@ -45,7 +45,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
 
 /// [`runtime`] on `threads` worker threads (`None`: one per core).
 fn runtime_on(threads: Option<usize>) -> Result<tokio::runtime::Runtime, Fail> {
-    herd_net::fd_limit::raise();
+    herd_upstream::fd_limit::raise();
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = threads {
         builder.worker_threads(n);

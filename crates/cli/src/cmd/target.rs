@@ -12,7 +12,7 @@
 use crate::cli::BenchArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
-use herd_net::driver::Direct;
+use herd_driver::Direct;
 use herd_scenario::{Scenario, Target, TargetInfo, TargetUrl, Upstream};
 use std::time::Duration;
 
@@ -46,9 +46,7 @@ pub fn apply(u: &mut Upstream, url: Option<TargetUrl>, settle_ms: Option<f64>) -
     }
     if let Some(t) = &u.target {
         if t.url.scheme() == herd_scenario::target::Scheme::Https {
-            return Err(Fail::input(anyhow!(herd_net::upstream::https_unsupported(
-                t
-            ))));
+            return Err(Fail::input(anyhow!(herd_upstream::https_unsupported(t))));
         }
     }
     Ok(())
@@ -87,7 +85,7 @@ pub fn announce(s: &Scenario, t: &Target) -> String {
 
 /// Fails the run (exit 1, naming the target) unless `t` accepts connections.
 pub fn preflight(rt: &tokio::runtime::Runtime, t: &Target) -> Result<(), Fail> {
-    rt.block_on(herd_net::upstream::preflight(t))
+    rt.block_on(herd_upstream::preflight(t))
         .map_err(|e| Fail::run(anyhow!("{e}; nothing was sent")))
 }
 

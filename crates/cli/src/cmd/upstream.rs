@@ -4,8 +4,8 @@ use super::runtime_on;
 use crate::cli::UpstreamArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
-use herd_net::upstream::{AdminToken, Options};
 use herd_scenario::load;
+use herd_upstream::{AdminToken, Options};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -29,7 +29,7 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
         );
         super::target::preflight(&rt, t)?;
     }
-    rt.block_on(herd_net::upstream::serve_until_signal(
+    rt.block_on(herd_upstream::serve_until_signal(
         upstream, seed, listen, options,
     ))
     .map_err(|e| Fail::run(anyhow!("upstream on {listen}: {e}")))
