@@ -2,7 +2,7 @@
 //!
 //! The open-loop driver: one loop, the arrival process as a value.
 //!
-//! `herd bench`'s engine: it runs every arm of a scenario on a real socket, each
+//! `herd bench`'s engine: [`run_arms`] runs every arm of a scenario on a real socket, each
 //! against its own [`herd_upstream`] server, with herd's own HTTP/1.1 client (replica
 //! arms), the Rust libraries themselves ([`peers`]) or a client in another program
 //! ([`herd_adapters`]).
@@ -35,6 +35,7 @@
 mod attempt;
 mod consumers;
 mod direct;
+mod engine;
 mod external;
 mod handoff;
 mod lag;
@@ -49,6 +50,7 @@ mod wire;
 
 pub use attempt::{Call, HttpClient};
 pub use direct::Direct;
+pub use engine::{rounds, run_arms, RunError, RunOptions};
 pub use external::{arm_command, shell_words};
 pub use lag::Lag;
 use peers::{Peer, PeerOptions};

@@ -2,9 +2,6 @@
 //! one after another, reported as median and min–max per figure (`herd.seeds/v1`). The
 //! seeds are the ones `herd tune` runs, so a tune's point and a `--seeds` run agree.
 
-use super::bench::run_rounds;
-use super::runtime;
-use super::sim::simulate_all;
 use crate::cli::RunArgs;
 use crate::fail::Fail;
 use crate::output::write_out;
@@ -13,20 +10,16 @@ use herd_scenario::{ArmReport, Scenario};
 use herd_tune::{eval, SeedsReport};
 use std::process::ExitCode;
 
-/// Which driver runs each seed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Driver {
-    /// The simulator.
-    Sim,
-    /// The real socket, arms scheduled as `herd bench` does (`sequential` or not).
-    Bench {
-        /// `--sequential`.
-        sequential: bool,
-    },
-}
-
-/// Runs `s` on `n` seeds and reports the spread.
-pub fn run(run: &RunArgs, s: &Scenario, n: u32, driver: Driver) -> Result<ExitCode, Fail> {
+/// Runs `s` on `n` seeds and reports the spread. `one` runs every arm of one seed's
+/// scenario on the command's engine, until the stop of `signals` fires; `None` when not
+/// every arm ran. `mode` is the report's (`sim` or `real`).
+pub fn run(
+    run: &RunArgs,
+    s: &Scenario,
+    n: u32,
+    mode: &str,
+    mut one: impl FnMut(&Scenario, &Signals) -> Result<Option<Vec<ArmReport>>, Fail>,
+) -> Result<ExitCode, Fail> {
     if n == 0 || n > 10_000 {
         return Err(Fail::input(anyhow::anyhow!(
             "--seeds must be between 1 and 10000, got {n}"
@@ -38,43 +31,20 @@ pub fn run(run: &RunArgs, s: &Scenario, n: u32, driver: Driver) -> Result<ExitCo
     let signals = Signals::install()?;
     let seeds = eval::seeds(s.seed, n as usize);
     let mut runs: Vec<Vec<ArmReport>> = Vec::new();
-    let rt = match driver {
-        Driver::Bench { .. } => Some(runtime()?),
-        Driver::Sim => None,
-    };
     for &seed in &seeds {
         if signals.stop().is_requested() {
             break;
         }
-        let mut one = s.clone();
-        one.seed = seed;
+        let mut this = s.clone();
+        this.seed = seed;
         if !run.quiet {
-            eprintln!("seed {seed}: {} arm(s)", one.arms.len());
+            eprintln!("seed {seed}: {} arm(s)", this.arms.len());
         }
-        let arms: Option<Vec<ArmReport>> = match (driver, &rt) {
-            (Driver::Sim, _) => simulate_all(&one, &signals.stop())
-                .iter()
-                .enumerate()
-                .map(|(i, r)| r.as_ref().map(|r| r.report(&one, i)))
-                .collect(),
-            (Driver::Bench { sequential }, Some(rt)) => rt
-                .block_on(run_rounds(&one, sequential, None, None, signals.stop()))
-                .map_err(Fail::run)?
-                .iter()
-                .enumerate()
-                .map(|(i, r)| r.as_ref().map(|r| r.report(&one, i)))
-                .collect(),
-            (Driver::Bench { .. }, None) => None,
-        };
-        match arms {
+        match one(&this, &signals)? {
             Some(a) if !signals.stop().is_requested() => runs.push(a),
             _ => break,
         }
     }
-    let mode = match driver {
-        Driver::Sim => "sim",
-        Driver::Bench { .. } => "real",
-    };
     let partial = runs.len() < seeds.len();
     let report = SeedsReport::new(mode, &s.name, seeds, &runs, partial);
     emit(run, &report)?;
