@@ -6,11 +6,19 @@
 //! 2 bad input (usage, scenario), 130 / 143 a run stopped by SIGINT / SIGTERM (see
 //! [`stop`]).
 
+mod adapters;
 mod cli;
 mod cmd;
+mod emit;
+mod engine;
 mod fail;
+mod flags;
 mod output;
+mod prepare;
+mod seeds;
+mod steal;
 mod stop;
+mod target;
 
 use clap::Parser;
 use std::process::ExitCode;

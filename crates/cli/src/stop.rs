@@ -16,7 +16,7 @@
 
 use crate::fail::Fail;
 use anyhow::Context;
-use herd_net::Stop;
+use herd_driver::Stop;
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -57,9 +57,11 @@ pub struct Caught {
     pub after: Duration,
 }
 
-/// Installed handlers: the [`Stop`] they fire, and what they caught.
+/// Installed handlers: the stops they fire (the socket driver's [`Stop`] and the
+/// simulator's [`herd_sim::Stop`], fired together), and what they caught.
 pub struct Signals {
     stop: Stop,
+    sim: herd_sim::Stop,
     caught: Arc<OnceLock<Caught>>,
 }
 
@@ -68,6 +70,8 @@ impl Signals {
     /// are in place.
     pub fn install() -> Result<Signals, Fail> {
         let (trigger, stop) = Stop::new();
+        let sim = herd_sim::Stop::new();
+        let triggers = Triggers(trigger, sim.clone());
         let caught = Arc::new(OnceLock::new());
         let first = caught.clone();
         let (ready_tx, ready) = std::sync::mpsc::channel::<std::io::Result<()>>();
@@ -84,7 +88,7 @@ impl Signals {
                         return;
                     }
                 };
-                rt.block_on(listen(trigger, first, Instant::now(), ready_tx));
+                rt.block_on(listen(triggers, first, Instant::now(), ready_tx));
             })
             .context("cannot start the signal thread")
             .map_err(Fail::run)?;
@@ -93,12 +97,17 @@ impl Signals {
             .context("the signal thread ended early")
             .and_then(|r| r.context("cannot install the SIGINT/SIGTERM handlers"))
             .map_err(Fail::run)?;
-        Ok(Signals { stop, caught })
+        Ok(Signals { stop, sim, caught })
     }
 
     /// The stop the first signal fires.
     pub fn stop(&self) -> Stop {
         self.stop.clone()
+    }
+
+    /// The same stop, for the simulator.
+    pub fn sim_stop(&self) -> herd_sim::Stop {
+        self.sim.clone()
     }
 
     /// The first signal, if one came.
@@ -113,10 +122,20 @@ impl Signals {
     }
 }
 
+/// What the first signal fires: the driver's stop and the simulator's.
+struct Triggers(herd_driver::StopTrigger, herd_sim::Stop);
+
+impl Triggers {
+    fn fire(&self) {
+        self.0.fire();
+        self.1.fire();
+    }
+}
+
 /// The handler loop: the first signal fires the stop, the second exits.
 #[cfg(unix)]
 async fn listen(
-    trigger: herd_net::StopTrigger,
+    trigger: Triggers,
     first: Arc<OnceLock<Caught>>,
     since: Instant,
     ready: std::sync::mpsc::Sender<std::io::Result<()>>,
@@ -159,7 +178,7 @@ async fn listen(
 /// Elsewhere, Ctrl-C only.
 #[cfg(not(unix))]
 async fn listen(
-    trigger: herd_net::StopTrigger,
+    trigger: Triggers,
     first: Arc<OnceLock<Caught>>,
     since: Instant,
     ready: std::sync::mpsc::Sender<std::io::Result<()>>,

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn minimal_py() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../adapters/examples/minimal.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters/kits/examples/minimal.py")
 }
 
 /// Writes `toml` as `name.toml` in a fresh directory and returns the file.

@@ -238,7 +238,7 @@ fn trace_synth_is_seeded_and_replays() {
     // The shipped trace is what the documented command writes.
     let shipped = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../scenarios/traces/incident.csv"
+        "/../scenario/scenarios/traces/incident.csv"
     );
     let o = herd(&[
         "trace",

@@ -6,7 +6,7 @@
 //! The README's simulated tables are generated from the same files: each sits between
 //! `<!-- golden FILE: KEY, KEY, ... -->` and `<!-- /golden -->`, and this test checks that
 //! the block is exactly what the file gives. After a deliberate change,
-//! `HERD_BLESS=1 cargo test -p herd --test golden` rewrites the files and the README blocks;
+//! `HERD_BLESS=1 cargo test -p herd-cli --test golden` rewrites the files and the README blocks;
 //! the diff is the review.
 
 mod common;
@@ -25,7 +25,7 @@ const RUNS: &[(&str, &str, &[&str])] = &[
     (
         "incident-trace",
         "incident",
-        &["--trace", "scenarios/traces/incident.csv"],
+        &["--trace", "crates/scenario/scenarios/traces/incident.csv"],
     ),
     ("peers", "peers", &[]),
 ];
@@ -101,7 +101,7 @@ fn golden_files() {
     }
     assert!(
         diffs.is_empty(),
-        "{}\nreview the change, then HERD_BLESS=1 cargo test -p herd --test golden",
+        "{}\nreview the change, then HERD_BLESS=1 cargo test -p herd-cli --test golden",
         diffs.join("\n")
     );
 }
@@ -128,7 +128,7 @@ fn readme_sim_tables_come_from_the_golden_files() {
         let (a, b) = first_difference(&text, &out);
         panic!(
             "README's simulated tables differ from tests/golden:\nREADME: {a}\ngolden: {b}\n\
-             HERD_BLESS=1 cargo test -p herd --test golden regenerates them"
+             HERD_BLESS=1 cargo test -p herd-cli --test golden regenerates them"
         );
     }
 }

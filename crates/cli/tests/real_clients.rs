@@ -48,7 +48,7 @@ fn replica_delays(profile: &str) -> Vec<f64> {
 }
 
 /// The gaps between consecutive attempts of each logical request at an upstream that
-/// answers 503 to everything, as `adapters/tests/harness.py --json` measures them, for the
+/// answers 503 to everything, as `crates/adapters/kits/tests/harness.py --json` measures them, for the
 /// adapter command herd ran (its `--url` dropped: the harness adds its own).
 fn measured_gaps(command: &[Value]) -> Value {
     let mut cmd: Vec<String> = command
@@ -57,7 +57,7 @@ fn measured_gaps(command: &[Value]) -> Value {
         .collect();
     let url = cmd.iter().position(|a| a == "--url").expect("--url");
     cmd.drain(url..url + 2);
-    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../adapters/tests/harness.py");
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters/kits/tests/harness.py");
     let o = Command::new("python3")
         .arg(harness)
         .args(["--requests", "4", "--rate", "10", "--json", "--"])

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 /// it exits).
 fn start(args: &[&str], env: &[(&str, &Path)]) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd"));
-    // herd-net says when each arm's clock starts.
-    cmd.env("HERD_LOG", "herd_net=info")
+    // herd-driver says when each arm's clock starts.
+    cmd.env("HERD_LOG", "herd_driver=info")
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

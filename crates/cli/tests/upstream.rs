@@ -130,7 +130,7 @@ fn rss_kib(pid: u32) -> u64 {
 #[test]
 fn ten_thousand_idle_connections_cost_little_memory() {
     // This process holds the client ends, herd the server ends: each needs the descriptors.
-    let limit = herd_net::fd_limit::raise().expect("the open-file limit is readable");
+    let limit = herd_upstream::fd_limit::raise().expect("the open-file limit is readable");
     let n = 10_000.min(limit.saturating_sub(100) as usize);
     assert!(
         n >= 2_000,

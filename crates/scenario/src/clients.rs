@@ -56,13 +56,13 @@ pub struct ExternalClient {
 }
 
 /// The Node adapter's entry point.
-pub const NODE_ADAPTER: &str = "adapters/node/arm.mjs";
+pub const NODE_ADAPTER: &str = "crates/adapters/kits/node/arm.mjs";
 
 /// The Python adapter's entry point.
-pub const PYTHON_ADAPTER: &str = "adapters/python/arm.py";
+pub const PYTHON_ADAPTER: &str = "crates/adapters/kits/python/arm.py";
 
 /// The Go adapter's main package.
-pub const GO_ADAPTER: &str = "adapters/go/main.go";
+pub const GO_ADAPTER: &str = "crates/adapters/kits/go/main.go";
 
 /// Every external client herd can start.
 pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[

@@ -1,5 +1,6 @@
-//! Scenarios compiled into the binary from `scenarios/*.toml`, and the one function that
-//! turns a user's SCENARIO argument (a path or an embedded name) into a [`Scenario`].
+//! Scenarios compiled into the binary from this crate's `scenarios/*.toml`, and the one
+//! function that turns a user's SCENARIO argument (a path or an embedded name) into a
+//! [`Scenario`].
 
 use crate::error::ScenarioError;
 use crate::model::Scenario;
@@ -18,31 +19,31 @@ pub struct Embedded {
 pub const EMBEDDED: &[Embedded] = &[
     Embedded {
         name: "seed",
-        toml: include_str!("../../../scenarios/seed.toml"),
+        toml: include_str!("../scenarios/seed.toml"),
     },
     Embedded {
         name: "seed-quick",
-        toml: include_str!("../../../scenarios/seed-quick.toml"),
+        toml: include_str!("../scenarios/seed-quick.toml"),
     },
     Embedded {
         name: "metastable",
-        toml: include_str!("../../../scenarios/metastable.toml"),
+        toml: include_str!("../scenarios/metastable.toml"),
     },
     Embedded {
         name: "incident",
-        toml: include_str!("../../../scenarios/incident.toml"),
+        toml: include_str!("../scenarios/incident.toml"),
     },
     Embedded {
         name: "peers",
-        toml: include_str!("../../../scenarios/peers.toml"),
+        toml: include_str!("../scenarios/peers.toml"),
     },
     Embedded {
         name: "internet",
-        toml: include_str!("../../../scenarios/internet.toml"),
+        toml: include_str!("../scenarios/internet.toml"),
     },
     Embedded {
         name: "polyglot",
-        toml: include_str!("../../../scenarios/polyglot.toml"),
+        toml: include_str!("../scenarios/polyglot.toml"),
     },
 ];
 

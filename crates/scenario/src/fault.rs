@@ -1,7 +1,7 @@
 //! The fault rules: what the upstream does with one request, decided from the scenario, the
 //! request's arrival time and a seeded RNG.
 //!
-//! This is the only copy of these rules. The real upstream (`herd-net`) and the simulator
+//! This is the only copy of these rules. The real upstream (`herd-upstream`) and the simulator
 //! both call [`Upstream::fate`] and [`ServiceTime::sample`], so a fault means the same thing
 //! on a socket and on a virtual clock.
 //!

@@ -51,7 +51,7 @@ fn node_adapter_offers_exactly_the_registry() {
     assert!(!table.is_empty());
     assert_eq!(
         table, registry,
-        "adapters/node/arm.mjs's CLIENTS and herd_scenario::clients::EXTERNAL_CLIENTS differ"
+        "crates/adapters/kits/node/arm.mjs's CLIENTS and herd_scenario::clients::EXTERNAL_CLIENTS differ"
     );
 }
 

@@ -1,7 +1,7 @@
 //! The client on the virtual clock: logical requests, the pool's slots, attempt timeouts,
 //! and the arm's retrier.
 //!
-//! It mirrors `herd-net`'s driver: each logical request goes through the arm's
+//! It mirrors `herd-driver`: each logical request goes through the arm's
 //! [`herd_retry::Retrier`] (`begin`, then `admit` → attempt → `decide` until done), which
 //! holds the policy, the client-wide budget and the deadline; the simulator only supplies
 //! virtual `now` and the request's own jitter RNG, seeded as the driver seeds it. An

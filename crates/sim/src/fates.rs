@@ -1,6 +1,6 @@
 //! The simulated upstream alone, driven by given arrivals: what each request got back.
 //!
-//! The simulator claims its upstream does, request by request, what `herd-net`'s real one
+//! The simulator claims its upstream does, request by request, what `herd-upstream`'s real one
 //! does. A whole run cannot check that (client timing differs), so this runs the model
 //! upstream ([`crate::upstream`]) with no client and no network: each request arrives at
 //! the instant given, and the client's connection closes when given. A test sends the same

@@ -12,7 +12,7 @@
 //! simulator can, but only if its numbers mean the same thing. So nothing here decides a
 //! fault or a retry: the model only carries out what the shared code decides, in the order
 //! the real upstream and driver do (the `upstream` and `client` modules say, step by step,
-//! which `herd-net` code they mirror). It is checked against `herd bench` and against queueing theory (M/M/c) in its
+//! which `herd-upstream` and `herd-driver` code they mirror). It is checked against `herd bench` and against queueing theory (M/M/c) in its
 //! tests, and its upstream alone ([`upstream_fates`]) against the real one, request by
 //! request.
 //!
@@ -34,6 +34,9 @@
 //! fixed-size slot reused after the request finishes; metrics stream into histograms and
 //! 100 ms buckets.
 //!
+//! [`run_arms`] runs every arm of a scenario on the machine's cores (`herd sim`), and
+//! [`run_many`] every arm of many (`herd tune`); see [`engine`].
+//!
 //! ```
 //! let scenario = herd_scenario::load("seed-quick").unwrap().scenario;
 //! let run = herd_sim::simulate(&scenario, 0);
@@ -45,6 +48,7 @@
 mod client;
 mod consumers;
 mod deferred;
+pub mod engine;
 mod event;
 mod fates;
 pub mod lane;
@@ -54,6 +58,7 @@ mod run;
 pub mod schedule;
 mod upstream;
 
+pub use engine::{run_arms, run_many, Stop};
 pub use fates::{upstream_fates, Arrival, Fated, Reply};
 pub use run::{simulate, SimRun};
 pub use schedule::{LaneId, Schedule};

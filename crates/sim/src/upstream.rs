@@ -1,6 +1,6 @@
 //! The upstream on the virtual clock: counts, fates, workers, the FIFO and shedding.
 //!
-//! It mirrors `herd-net`'s upstream (`upstream/handler.rs`, `upstream/capacity.rs`) step by
+//! It mirrors `herd-upstream` (`handler.rs`, `capacity.rs`) step by
 //! step, and decides nothing itself: every fate comes from [`herd_scenario::Upstream::fate`]
 //! (its [`herd_scenario::fault::FateRules`], built once),
 //! drawn in arrival order from one RNG seeded with the scenario seed, exactly as the real

@@ -1,12 +1,11 @@
 //! Running points: every (point, seed, arm) is one simulation, run in parallel over the
-//! cores and collected in a fixed order, so the output is the same whatever the thread
-//! count.
+//! cores by herd-sim's engine and collected in a fixed order, so the output is the same
+//! whatever the thread count.
 
 use crate::error::TuneError;
 use crate::space::{Point, Space};
 use crate::spread::{Figure, Figures, Spread};
 use herd_scenario::Scenario;
-use rayon::prelude::*;
 
 /// The five figures of one run, in [`Figure::ALL`] order.
 pub type Sample = [f64; 5];
@@ -21,42 +20,43 @@ pub fn scenarios(space: &Space, points: &[Point]) -> Result<Vec<Scenario>, TuneE
     points.iter().map(|p| space.scenario(p)).collect()
 }
 
-/// Runs every arm of each scenario on each seed. Returns, per scenario, per arm, one
-/// sample per seed (in `seeds` order). `tick` is called after each simulation.
+/// Runs every arm of each scenario on each seed, on herd-sim's engine
+/// ([`herd_sim::run_many`]). Returns, per scenario, per arm, one sample per seed (in
+/// `seeds` order). `tick` is called after each simulation.
 pub fn run(
     scenarios: &[&Scenario],
     seeds: &[u64],
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<Vec<Vec<Sample>>>, TuneError> {
-    let jobs: Vec<(usize, usize, usize)> = scenarios
+    let seeded: Vec<Scenario> = scenarios
         .iter()
-        .enumerate()
-        .flat_map(|(i, s)| {
-            (0..seeds.len()).flat_map(move |k| (0..s.arms.len()).map(move |j| (i, k, j)))
+        .flat_map(|s| {
+            seeds.iter().map(move |&seed| {
+                let mut one = (*s).clone();
+                one.seed = seed;
+                one
+            })
         })
         .collect();
-    let samples: Vec<Result<Sample, TuneError>> = jobs
-        .par_iter()
-        .map(|&(i, k, j)| {
-            let mut s = scenarios[i].clone();
-            s.seed = seeds[k];
-            let run = herd_sim::simulate(&s, j);
-            tick();
-            if let Some(e) = &run.error {
-                return Err(TuneError::Text(format!(
-                    "the trace changed during the search: {e}"
-                )));
-            }
-            let report = run.report(&s, j);
-            Ok(Figure::ALL.map(|f| f.of(&report)))
-        })
-        .collect();
+    let samples = herd_sim::run_many(&seeded, |s, j, run| {
+        tick();
+        if let Some(e) = &run.error {
+            return Err(TuneError::Text(format!(
+                "the trace changed during the search: {e}"
+            )));
+        }
+        let report = run.report(s, j);
+        Ok(Figure::ALL.map(|f| f.of(&report)))
+    });
     let mut out: Vec<Vec<Vec<Sample>>> = scenarios
         .iter()
         .map(|s| vec![Vec::with_capacity(seeds.len()); s.arms.len()])
         .collect();
-    for (&(i, _, j), sample) in jobs.iter().zip(samples) {
-        out[i][j].push(sample?);
+    for (n, arms) in samples.into_iter().enumerate() {
+        let i = n / seeds.len();
+        for (j, sample) in arms.into_iter().enumerate() {
+            out[i][j].push(sample?);
+        }
     }
     Ok(out)
 }

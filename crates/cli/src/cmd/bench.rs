@@ -3,17 +3,18 @@
 //! SIGINT / SIGTERM stop it early ([`crate::stop`]): the arms running then report what had
 //! finished, arms not yet started are left out, and the report is marked partial.
 
-use super::emit::{check_out, emit, left_out, stop_note};
-use super::prepare::prepare;
-use super::runtime;
+use crate::adapters;
 use crate::cli::BenchArgs;
+use crate::emit::{check_out, emit};
+use crate::engine::{assemble, reports, runtime};
 use crate::fail::Fail;
+use crate::prepare::prepare;
+use crate::steal::StealClock;
 use crate::stop::Signals;
-use anyhow::{anyhow, Context};
-use herd_net::driver::{run_arm, ArmRun, Direct, Progress, Watch};
-use herd_net::steal::StealClock;
-use herd_net::Stop;
-use herd_scenario::{Report, Scenario};
+use crate::target;
+use anyhow::anyhow;
+use herd_driver::{run_arms, Direct, Progress, RunOptions, Watch};
+use herd_scenario::Scenario;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -38,14 +39,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         }
         s.load.lanes = Some(usize::try_from(n).unwrap_or(usize::MAX));
     }
-    let direct = super::target::direct(&a)?;
+    let direct = target::direct(&a)?;
     if direct.is_none() {
-        super::target::apply(&mut s.upstream, a.target.clone(), a.settle)?;
+        target::apply(&mut s.upstream, a.target.clone(), a.settle)?;
         if let Some(t) = &s.upstream.target {
             if !quiet {
-                eprintln!("{}", super::target::announce(&s, t));
+                eprintln!("{}", target::announce(&s, t));
             }
-            super::target::preflight(&runtime()?, t)?;
+            target::preflight(&runtime()?, t)?;
         }
     }
     if let Some(n) = a.run.seeds {
@@ -54,10 +55,17 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
                 "--seeds does not apply with --direct: compare one run against the other tool's"
             )));
         }
-        let driver = super::seeds::Driver::Bench {
+        let rt = runtime()?;
+        let options = RunOptions {
             sequential: a.sequential,
+            ..RunOptions::default()
         };
-        return super::seeds::run(&a.run, &s, n, driver);
+        return crate::seeds::run(&a.run, &s, n, "real", |one, signals| {
+            let runs = rt
+                .block_on(run_arms(one, &options, &signals.stop()))
+                .map_err(Fail::run)?;
+            Ok(reports(one, &runs))
+        });
     }
     let signals = Signals::install()?;
     if !quiet && s.upstream.target.is_none() {
@@ -80,40 +88,29 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let bars = (!quiet && std::io::stderr().is_terminal()).then(|| Bars::new(&s));
     let progress = bars.as_ref().map(Bars::callback);
     let rt = runtime()?;
-    super::adapters::preflight(&rt, &s)?;
+    adapters::preflight(&rt, &s)?;
     let steal = StealClock::start();
+    let options = RunOptions {
+        sequential: a.sequential,
+        direct: direct.clone(),
+        progress,
+    };
     let runs = rt
-        .block_on(run_rounds(
-            &s,
-            a.sequential,
-            direct.as_ref(),
-            progress,
-            signals.stop(),
-        ))
-        .map_err(super::adapters::classify)?;
+        .block_on(run_arms(&s, &options, &signals.stop()))
+        .map_err(|e| adapters::classify(e.into()))?;
     if let Some(b) = &bars {
         b.finish();
     }
-    let ran: Vec<(usize, &ArmRun)> = runs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
-        .collect();
-    let arms = ran.iter().map(|&(i, r)| r.report(&s, i)).collect();
-    let recorders: Vec<_> = ran.iter().map(|(_, r)| &r.recorder).collect();
-    let mut report = Report::new("real", &s.name, s.seed, s.load.rate, arms);
-    report.target = s.upstream.target.as_ref().map(super::target::info);
+    let (mut report, recorders) = assemble("real", &s, &runs, signals.caught());
+    report.target = s.upstream.target.as_ref().map(target::info);
     report.direct = direct.as_ref().map(Direct::to_string);
     report.steal_ms = steal
         .taken()
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    if let Some(caught) = signals.caught() {
-        let left_out = left_out(&s, runs.iter().map(Option::is_some));
-        report = report.stopped(stop_note(caught, &s, &recorders, left_out));
-    }
     emit(&a.run, &report, &s, &p.text, &recorders)?;
     let mut dropped = false;
-    for &(i, r) in &ran {
+    for (i, r) in runs.iter().enumerate() {
+        let Some(r) = r else { continue };
         let lag = r.lag.max();
         if lag.as_millis() >= 20 && !quiet {
             let stolen = match report.steal_ms.filter(|&ms| ms > 0) {
@@ -144,85 +141,6 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         return Ok(ExitCode::from(1));
     }
     Ok(signals.exit_code())
-}
-
-/// Runs the arms round by round (see [`rounds`]) until done or `stop` fires; a round not
-/// begun by then is not started. One entry per arm: `None` if it did not run.
-pub(super) async fn run_rounds(
-    s: &Scenario,
-    sequential: bool,
-    direct: Option<&Direct>,
-    progress: Option<Progress>,
-    stop: Stop,
-) -> anyhow::Result<Vec<Option<ArmRun>>> {
-    let shared = Arc::new(s.clone());
-    let mut out: Vec<Option<ArmRun>> = (0..s.arms.len()).map(|_| None).collect();
-    let settle = s.upstream.target.as_ref().map(|t| t.settle);
-    for (n, round) in rounds(s, sequential).into_iter().enumerate() {
-        if let Some(pause) = settle.filter(|_| n > 0) {
-            // Let the service drain the previous arm's work before the next one starts.
-            tokio::select! {
-                () = stop.requested() => {}
-                () = tokio::time::sleep(pause) => {}
-            }
-        }
-        if stop.is_requested() {
-            break;
-        }
-        let handles: Vec<_> = round
-            .iter()
-            .map(|&i| {
-                let (s, progress, stop) = (shared.clone(), progress.clone(), stop.clone());
-                let direct = direct.cloned();
-                (
-                    i,
-                    tokio::spawn(
-                        async move { run_arm(&s, i, direct.as_ref(), progress, stop).await },
-                    ),
-                )
-            })
-            .collect();
-        for (i, h) in handles {
-            match h.await.context("arm task panicked")? {
-                Ok(run) => out[i] = run,
-                // An arm that broke while stopping (its adapter got the signal too) is
-                // left out of the partial report rather than failing it.
-                Err(e) if stop.is_requested() => {
-                    eprintln!("herd: arm {}: {e} (while stopping; left out)", s.arms[i].id);
-                }
-                // Out of descriptors: the sentence with the limit and how to raise it.
-                Err(e) => {
-                    let id = &s.arms[i].id;
-                    return Err(match herd_net::fd_limit::exhausted(&e) {
-                        Some(sentence) => anyhow::anyhow!("arm {id}: {sentence}"),
-                        None => anyhow::Error::new(e).context(format!("arm {id}")),
-                    });
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Which arms run together, round after round: with `sequential` or a target (arms sharing
-/// a real service would shape each other's results), each alone; otherwise
-/// every arm herd runs in its own process (replicas and Rust peers) at once, then each arm
-/// whose client is another program alone. An external client's timing is that program's
-/// CPU, which herd does not schedule: five Node processes beside eight arms on two cores
-/// measured the machine (a 30-request retry wave of axios reached the wire 44 ms late
-/// instead of 19).
-fn rounds(s: &Scenario, sequential: bool) -> Vec<Vec<usize>> {
-    let (external, own): (Vec<usize>, Vec<usize>) =
-        (0..s.arms.len()).partition(|&i| s.arms[i].client.is_external());
-    if sequential || s.upstream.target.is_some() {
-        return (0..s.arms.len()).map(|i| vec![i]).collect();
-    }
-    let mut r = vec![];
-    if !own.is_empty() {
-        r.push(own);
-    }
-    r.extend(external.into_iter().map(|i| vec![i]));
-    r
 }
 
 /// One progress bar per arm, on stderr; only built when stderr is a terminal. Each shows

@@ -9,6 +9,7 @@
 
 use crate::cli::CheckArgs;
 use crate::fail::Fail;
+use crate::flags::ratio;
 use anyhow::{anyhow, Context};
 use herd_scenario::report::SCHEMA;
 use herd_scenario::{ArmReport, Report};
@@ -134,25 +135,6 @@ fn non_negative(flag: &str, x: f64) -> Result<f64, Fail> {
     }
 }
 
-/// `0.01` or `1%`, as a ratio between 0 and 1.
-pub(crate) fn ratio(s: &str) -> Result<f64, Fail> {
-    let t = s.trim();
-    let (num, scale) = match t.strip_suffix('%') {
-        Some(p) => (p.trim(), 100.0),
-        None => (t, 1.0),
-    };
-    let x = num
-        .parse::<f64>()
-        .ok()
-        .map(|x| x / scale)
-        .filter(|x| x.is_finite() && (0.0..=1.0).contains(x));
-    x.ok_or_else(|| {
-        Fail::input(anyhow!(
-            "--max-hard-fail must be a ratio between 0 and 1 (0.01) or a percentage (1%), got `{s}`"
-        ))
-    })
-}
-
 /// Reads and checks a report file; every problem is bad input.
 fn read(path: &str) -> Result<Report, Fail> {
     let bytes = std::fs::read(path)
@@ -196,16 +178,6 @@ fn percent(x: f64, p: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ratios_and_percentages() {
-        assert_eq!(ratio("0.01").ok(), Some(0.01));
-        assert_eq!(ratio("1%").ok(), Some(0.01));
-        assert_eq!(ratio(" 2.5 % ").ok(), Some(0.025));
-        for bad in ["", "x", "150%", "-1", "1.5", "NaN"] {
-            assert!(ratio(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn precision_separates_close_values() {

@@ -1,17 +1,14 @@
 //! One module per subcommand; each returns `Result<(), Fail>`, or, for the runs a signal
-//! can stop, the exit code.
+//! can stop, the exit code. No command calls another: what several share (the engines'
+//! runtime and report, `--seeds`, the output path, the scenario's preparation) lives
+//! beside this module, in the crate's root.
 
-mod adapters;
 mod bench;
 mod check;
 mod docs;
-mod emit;
 mod policy;
-mod prepare;
 mod scenarios;
-mod seeds;
 mod sim;
-mod target;
 mod trace;
 mod tune;
 mod upstream;
@@ -35,20 +32,4 @@ pub fn run(cli: Cli) -> Result<ExitCode, Fail> {
         Command::Man => docs::man(),
     };
     done.map(|()| ExitCode::SUCCESS)
-}
-
-/// A tokio runtime for the commands that touch the network, with the open-file limit
-/// raised as far as allowed first (every connection is a descriptor).
-fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
-    runtime_on(None)
-}
-
-/// [`runtime`] on `threads` worker threads (`None`: one per core).
-fn runtime_on(threads: Option<usize>) -> Result<tokio::runtime::Runtime, Fail> {
-    herd_net::fd_limit::raise();
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = threads {
-        builder.worker_threads(n);
-    }
-    builder.enable_all().build().map_err(Fail::run)
 }

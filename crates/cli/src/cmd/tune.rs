@@ -2,9 +2,9 @@
 //! summary, `tune.json` and the `--out` files. Everything that can be refused is refused
 //! before the first simulation (exit 2).
 
-use super::check::ratio;
 use crate::cli::TuneArgs;
 use crate::fail::Fail;
+use crate::flags::ratio;
 use crate::output::write_out;
 use anyhow::{anyhow, Context};
 use herd_scenario::load;

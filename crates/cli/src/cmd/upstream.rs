@@ -1,11 +1,12 @@
 //! `herd upstream`: the fault-injecting server on its own, for pointing any client at.
 
-use super::runtime_on;
 use crate::cli::UpstreamArgs;
+use crate::engine::runtime_on;
 use crate::fail::Fail;
+use crate::target;
 use anyhow::anyhow;
-use herd_net::upstream::{AdminToken, Options};
 use herd_scenario::load;
+use herd_upstream::{AdminToken, Options};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
         .map_err(|e| Fail::input(anyhow!("--listen {}: {e}", a.listen)))?;
     let seed = a.seed.unwrap_or(loaded.scenario.seed);
     let mut upstream = loaded.scenario.upstream;
-    super::target::apply(&mut upstream, a.target.clone(), None)?;
+    target::apply(&mut upstream, a.target.clone(), None)?;
     let options = options(&a)?;
     let rt = runtime_on(a.threads.map(usize::from))?;
     if let Some(t) = &upstream.target {
@@ -27,9 +28,9 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
             t.connect_timeout.as_millis(),
             t.answer_timeout.as_millis()
         );
-        super::target::preflight(&rt, t)?;
+        target::preflight(&rt, t)?;
     }
-    rt.block_on(herd_net::upstream::serve_until_signal(
+    rt.block_on(herd_upstream::serve_until_signal(
         upstream, seed, listen, options,
     ))
     .map_err(|e| Fail::run(anyhow!("upstream on {listen}: {e}")))

@@ -1,0 +1,242 @@
+//! Driving an external arm: the same arrival schedule and the same recorder as a replica
+//! arm, but each logical request is handed to the adapter (`{"id":N}` at its intended
+//! time) and its answer line is the final answer. Latency runs from the intended time to
+//! the moment herd read the answer.
+//!
+//! A stop ends the adapter at once ([`ExternalArm::stop`]): the answers read before it are
+//! the arm's partial result; requests the adapter still had are dropped.
+
+use super::{arrivals, Driven, Finished, Lag, Progress, Tally};
+use crate::Stop;
+use herd_adapters::{
+    command_arm, Adapter, AdapterOptions, Answered, ArmCommand, ExternalArm, ExternalError,
+};
+use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario, Unit};
+use std::io;
+use tokio::time::{sleep_until, Instant};
+
+/// The error as an `io::Error` that still holds it (`get_ref` and a downcast find it),
+/// so a caller can tell a refusal of the arm's options from a crash.
+fn fail(e: ExternalError) -> io::Error {
+    io::Error::other(e)
+}
+
+/// An adapter that has said hello and waits for its first request.
+pub(super) struct Started {
+    arm: ExternalArm,
+    client: String,
+    policy: String,
+    command: Vec<String>,
+}
+
+/// The command that starts `arm`'s adapter aimed at `url`, its setup done first if
+/// needed (a built-in client's packages, virtual environment or build; a command arm's
+/// program checked). Everything that can go wrong here is the user's machine or input,
+/// found before any request is sent.
+pub async fn arm_command(
+    scenario: &Scenario,
+    arm: &Arm,
+    url: &str,
+) -> Result<ArmCommand, ExternalError> {
+    let opts = AdapterOptions {
+        url: url.to_owned(),
+        method: scenario.load.method.as_str().to_owned(),
+        pool: scenario.client.pool_max_connections,
+        timeout: scenario.client.attempt_timeout,
+        options: arm.options.clone(),
+    };
+    match &arm.client {
+        ArmClient::External(client) => {
+            let adapter = Adapter::locate(client.id)?;
+            adapter.ensure_installed(client.id).await?;
+            adapter.command(client.id, &opts)
+        }
+        ArmClient::Command(c) => command_arm(&arm.id, c, &opts),
+        _ => Err(ExternalError::UnknownClient {
+            client: arm.id.clone(),
+            known: vec![],
+        }),
+    }
+}
+
+/// A command line as a shell would take it back: arguments with anything but safe
+/// characters in single quotes.
+pub fn shell_words(argv: &[String]) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c);
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(safe) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Starts `arm`'s adapter aimed at `url` and waits for its handshake (setting it up
+/// first if needed). Prints the command line on stderr.
+pub(super) async fn start(scenario: &Scenario, arm: &Arm, url: &str) -> io::Result<Started> {
+    let cmd = arm_command(scenario, arm, url).await.map_err(fail)?;
+    let command = cmd.argv();
+    eprintln!("herd: arm {}: {}", arm.id, shell_words(&command));
+    let client = cmd.client().to_owned();
+    let running = ExternalArm::spawn(cmd).await.map_err(fail)?;
+    let policy = format!("{client}: {}", running.policy());
+    Ok(Started {
+        arm: running,
+        client,
+        policy,
+        command,
+    })
+}
+
+/// Runs arm `index`, whose requests a real client in another program makes, from `epoch`
+/// until every answer is in or `stop` fires.
+pub(super) async fn drive(
+    scenario: &Scenario,
+    index: usize,
+    started: Started,
+    epoch: Instant,
+    progress: Option<Progress>,
+    stop: &Stop,
+) -> io::Result<Driven> {
+    let Started {
+        arm,
+        client,
+        policy,
+        command,
+    } = started;
+    let tally = Tally::new(index, progress);
+    let mut run = Run {
+        // The schedule is a pure function of the seed (or the trace), so the intended time
+        // of id N is computed here once rather than kept per request in flight.
+        schedule: arrivals(scenario)?.collect(),
+        client,
+        epoch,
+        tally,
+        next: 0,
+        lag: Lag::new(),
+    };
+    let complete = run.drive(arm, stop).await?;
+    let (recorder, _) = run.tally.take();
+    Ok(Driven {
+        recorder,
+        wall: epoch.elapsed(),
+        lag: run.lag,
+        dropped: 0,
+        policy,
+        complete,
+        command: Some(command),
+    })
+}
+
+/// One external arm's run.
+struct Run {
+    schedule: Vec<Unit>,
+    client: String,
+    epoch: Instant,
+    tally: Tally,
+    /// The next id to send.
+    next: usize,
+    /// Measured when the id is written to the adapter: what the adapter does with it
+    /// after is its own.
+    lag: Lag,
+}
+
+impl Run {
+    /// Sends the schedule and collects the answers; on a stop, ends the adapter and returns
+    /// `false` (the answers recorded so far stay).
+    async fn drive(&mut self, mut arm: ExternalArm, stop: &Stop) -> io::Result<bool> {
+        let sent = tokio::select! {
+            biased;
+            () = stop.requested() => false,
+            r = self.send_all(&mut arm) => match r {
+                Ok(()) => true,
+                // A signal to the whole process tree (a service manager stopping herd)
+                // may end the adapter before herd's own stop: that is the stop, not a failure.
+                Err(_) if stop.is_requested() => false,
+                Err(e) => return Err(e),
+            },
+        };
+        if !sent {
+            arm.stop().await;
+            return Ok(false);
+        }
+        let mut rest = Vec::new();
+        let finished = tokio::select! {
+            biased;
+            () = stop.requested() => None,
+            r = arm.finish_into(&mut rest) => Some(r),
+        };
+        for a in &rest {
+            self.record(a)?;
+        }
+        match finished {
+            Some(Err(_)) if stop.is_requested() => Ok(false),
+            Some(r) => r.map(|()| true).map_err(fail),
+            None => {
+                arm.stop().await;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Sends each id at its intended time, recording answers as they come.
+    async fn send_all(&mut self, arm: &mut ExternalArm) -> io::Result<()> {
+        while self.next < self.schedule.len() {
+            let intended: Instant = self.epoch + self.schedule[self.next].at();
+            tokio::select! {
+                biased;
+                () = sleep_until(intended) => self.send_next(arm, intended)?,
+                answered = arm.recv() => match answered {
+                    Some(Ok(a)) => self.record(&a)?,
+                    Some(Err(e)) => return Err(fail(e)),
+                    None => {
+                        return Err(io::Error::other(format!(
+                            "adapter {} said done before all requests were sent",
+                            self.client
+                        )))
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Id `next` is due: sent with its trace method and path, if it has them.
+    fn send_next(&mut self, arm: &ExternalArm, intended: Instant) -> io::Result<()> {
+        self.lag.record(intended.elapsed());
+        let unit = &self.schedule[self.next];
+        let method = unit.method.map(|m| m.as_str());
+        arm.send_request(self.next as u64, method, unit.path.as_deref())
+            .map_err(fail)?;
+        self.next += 1;
+        Ok(())
+    }
+
+    /// One answer, as a finished logical request.
+    fn record(&self, a: &Answered) -> io::Result<()> {
+        let at = self
+            .schedule
+            .get(a.answer.id as usize)
+            .map(|u| u.at())
+            .ok_or_else(|| {
+                io::Error::other(format!(
+                    "adapter {}: answer for unknown id {}",
+                    self.client, a.answer.id
+                ))
+            })?;
+        self.tally.add(&Finished {
+            record: LogicalRecord {
+                intended: at,
+                latency: a.at.saturating_duration_since(self.epoch + at),
+                ok: a.answer.ok,
+                attempts: a.answer.attempts.unwrap_or(0),
+            },
+            lag: None,
+        });
+        Ok(())
+    }
+}

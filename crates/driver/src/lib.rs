@@ -1,0 +1,428 @@
+//! # herd-driver
+//!
+//! The open-loop driver: one loop, the arrival process as a value.
+//!
+//! `herd bench`'s engine: [`run_arms`] runs every arm of a scenario on a real socket, each
+//! against its own [`herd_upstream`] server, with herd's own HTTP/1.1 client (replica
+//! arms), the Rust libraries themselves ([`peers`]) or a client in another program
+//! ([`herd_adapters`]).
+//!
+//! # Why a crate of its own
+//!
+//! It is where the socket crates meet, and nothing that only simulates should compile it:
+//! the simulator and the tuner depend on neither tokio nor hyper, while this crate owns the
+//! runtime side of a run (threads, pacer, pools, stops).
+//!
+//! For each arm: start its own upstream (same scenario, same seed, so arms can run at once
+//! without mixing server counts), compute the arrival schedule from the seed, and at each
+//! intended instant spawn the logical request. A logical request runs attempts through the
+//! arm's [`herd_retry::Policy`] until it succeeds or gives up; its latency runs from the
+//! *intended* send time, so a stalled upstream or a busy driver shows up as latency instead
+//! of silently thinning the load (no coordinated omission). Finished requests are counted in
+//! one tally (the arm's [`Recorder`]); server counts come from the upstream itself.
+//!
+//! # Stopping early
+//!
+//! Every arm's loop also waits on a [`Stop`]. When it fires, the arm sends nothing more:
+//! logical requests still in flight are aborted at once (their futures dropped, which
+//! closes their connections and cancels their backoff timers), with no grace period, and an
+//! external adapter is ended ([`herd_adapters::ExternalArm::stop`]). What remains is a
+//! *partial* arm ([`ArmRun::complete`] false): its client-side figures count only the
+//! logical requests that had finished, while the upstream's counts include every attempt
+//! it received until then, the cut requests' too. An arm stopped before its clock started
+//! (still building its client or waiting for its adapter) did not run at all.
+
+mod attempt;
+mod consumers;
+mod direct;
+mod engine;
+mod external;
+mod handoff;
+mod lag;
+mod pace;
+pub mod peers;
+mod plain;
+mod pool;
+mod stop;
+mod tally;
+mod thread;
+mod wire;
+
+pub use attempt::{Call, HttpClient};
+pub use direct::Direct;
+pub use engine::{rounds, run_arms, RunError, RunOptions};
+pub use external::{arm_command, shell_words};
+pub use lag::Lag;
+use peers::{Peer, PeerOptions};
+pub use stop::{Stop, StopTrigger};
+use tally::{Finished, Tally};
+
+use herd_retry::{Decision, Failure, Outcome, Retrier};
+use herd_scenario::{ArmClient, ArmReport, Demand, Recorder, Scenario, ServerCounts, TargetCounts};
+use herd_upstream::{Stats, UpstreamServer};
+use rand_pcg::Pcg64Mcg;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What one arm's run produced.
+pub struct ArmRun {
+    /// The client side.
+    pub recorder: Recorder,
+    /// The server side, from the arm's upstream.
+    pub counts: ServerCounts,
+    /// Proxy mode: what the target answered the arm's front.
+    pub target: Option<TargetCounts>,
+    /// Wall time of the arm, first arrival to last answer.
+    pub wall: Duration,
+    /// Each request's delay from its intended send time to the moment the driver got it
+    /// out (see [`herd_scenario::ArmReport::driver_lag_ms`]). Latency is measured from the
+    /// intended time either way; a lag of more than a few ms means the machine could not
+    /// keep up and the offered load came in bursts, which inflates the burst multiplier.
+    pub lag: Lag,
+    /// Arrivals dropped unsent because the backlog was full.
+    pub dropped: u64,
+    /// The arm's configuration in words: herd's strategy, or what the real client said.
+    pub policy: String,
+    /// False when a [`Stop`] cut the arm short: the recorder then holds only the logical
+    /// requests that finished before it (see the module docs).
+    pub complete: bool,
+    /// A client in another program: the adapter's command line, as run.
+    pub command: Option<Vec<String>>,
+}
+
+impl ArmRun {
+    /// The arm's report entry.
+    pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
+        let arm = &scenario.arms[index];
+        let mut r = self
+            .recorder
+            .finish(&arm.id, &self.policy, &self.counts, scenario);
+        r.driver_lag_ms = self.lag.summary();
+        r.driver_dropped = Some(self.dropped);
+        r.command.clone_from(&self.command);
+        if let Some(t) = &self.target {
+            r.target_requests = Some(t.requests());
+            r.target_status = Some(t.status());
+            r.target_errors = Some(t.errors());
+            r.target_latency_ms = Some(t.latency());
+        }
+        r
+    }
+}
+
+/// What a run reports while it goes, for progress bars.
+pub trait Watch: Send + Sync {
+    /// Arm `arm` has finished `done` logical requests, `failed` of them failed.
+    fn done(&self, arm: usize, done: u64, failed: u64);
+    /// Arm `arm`'s upstream received `rps` requests per second over the last interval
+    /// ([`SERVER_TICK`]), counted by the upstream.
+    fn server(&self, arm: usize, rps: f64);
+}
+
+/// The progress sink the driver is given.
+pub type Progress = Arc<dyn Watch>;
+
+/// How often the server's request rate is reported to a [`Watch`].
+pub const SERVER_TICK: Duration = Duration::from_millis(500);
+
+/// Reports `upstream`'s received rate to `watch` every [`SERVER_TICK`] until aborted.
+fn watch_server(watch: Progress, arm: usize, stats: Arc<Stats>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(SERVER_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last = stats.received();
+        loop {
+            tick.tick().await;
+            let now = stats.received();
+            watch.server(arm, (now - last) as f64 / SERVER_TICK.as_secs_f64());
+            last = now;
+        }
+    })
+}
+
+/// Runs arm `index` of `scenario` against a fresh in-process upstream on loopback, until
+/// every logical request is done or `stop` fires.
+///
+/// The upstream's socket is bound first, so the arm's client can be built (or its adapter
+/// started) with the URL; the server and the run's clock start only once the client is
+/// ready to send, so a slow-starting adapter does not turn its first arrivals into a burst.
+/// `None`: `stop` fired before that, and the arm did not run.
+///
+/// With `direct`, no upstream of herd's: the arm drives that URL, and its server counts
+/// stay empty.
+pub async fn run_arm(
+    scenario: &Scenario,
+    index: usize,
+    direct: Option<&Direct>,
+    progress: Option<Progress>,
+    stop: Stop,
+) -> io::Result<Option<ArmRun>> {
+    if let Some(d) = direct {
+        return direct::run_arm(scenario, index, d, progress, stop).await;
+    }
+    let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
+    let bound = UpstreamServer::bind(listen).await?;
+    let url = format!("http://{}/", bound.local_addr());
+    // Dropping a half-prepared arm kills its adapter (see `external::process`).
+    let ready = tokio::select! {
+        biased;
+        () = stop.requested() => return Ok(None),
+        ready = prepare(scenario, index, &url) => ready?,
+    };
+    let upstream = bound.serve(front(scenario, index), scenario.seed);
+    tracing::info!(arm = %scenario.arms[index].id, "client ready; the clock starts");
+    let ticker = progress
+        .clone()
+        .map(|p| watch_server(p, index, upstream.stats()));
+    let result = ready
+        .drive(scenario, index, upstream.epoch(), progress, &stop)
+        .await;
+    if let Some(t) = ticker {
+        t.abort();
+    }
+    drain_forwards(&scenario.upstream, &upstream.stats()).await;
+    let counts = upstream.counts();
+    let target = upstream.stats().target();
+    upstream.shutdown().await;
+    let mut run = result?.run(counts);
+    run.target = target;
+    Ok(Some(run))
+}
+
+/// Proxy mode: waits until the front has nothing on its way to the target (a stalled
+/// request whose client already gave up, say), so the counts read next hold every admitted
+/// request with its answer. Bounded by the longest a forward can take: the stall, the
+/// connect and the answer timeouts.
+async fn drain_forwards(u: &herd_scenario::Upstream, stats: &Stats) {
+    let Some(t) = &u.target else { return };
+    let slowdown = u.incidents.iter().map(|i| i.slowdown).fold(1.0, f64::max);
+    let bound = u.stall.mul_f64(slowdown) + t.connect_timeout + t.answer_timeout;
+    let give_up = Instant::now() + bound;
+    while stats.forwarding() > 0 && Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Arm `index`'s upstream: the scenario's, with a target told which arm it serves (so the
+/// service's logs can tell arms apart, see [`herd_scenario::target::ARM_HEADER`]).
+fn front(scenario: &Scenario, index: usize) -> herd_scenario::Upstream {
+    let mut u = scenario.upstream.clone();
+    if let Some(t) = &mut u.target {
+        t.arm = Some(scenario.arms[index].id.clone());
+    }
+    u
+}
+
+/// Runs arm `index` of `scenario` against a server the caller runs at `url`
+/// (`http://HOST:PORT/`), from now until every logical request is done or `stop` fires:
+/// the client side only (the server's counts are the caller's). `None`: `stop` fired
+/// before the client was ready.
+pub async fn drive_url(
+    scenario: &Scenario,
+    index: usize,
+    url: &str,
+    stop: Stop,
+) -> io::Result<Option<Driven>> {
+    let ready = tokio::select! {
+        biased;
+        () = stop.requested() => return Ok(None),
+        ready = prepare(scenario, index, url) => ready?,
+    };
+    ready
+        .drive(scenario, index, Instant::now(), None, &stop)
+        .await
+        .map(Some)
+}
+
+/// What an arm's drive produced (see [`run_arm`]).
+pub struct Driven {
+    /// The client side.
+    pub recorder: Recorder,
+    /// Wall time, from the epoch to the last answer.
+    pub wall: Duration,
+    /// See [`ArmRun::lag`].
+    pub lag: Lag,
+    /// See [`ArmRun::dropped`].
+    pub dropped: u64,
+    /// See [`ArmRun::policy`].
+    pub policy: String,
+    /// See [`ArmRun::complete`].
+    pub complete: bool,
+    /// See [`ArmRun::command`].
+    pub command: Option<Vec<String>>,
+}
+
+impl Driven {
+    /// The arm's run, with the server's `counts`.
+    fn run(self, counts: ServerCounts) -> ArmRun {
+        ArmRun {
+            recorder: self.recorder,
+            counts,
+            wall: self.wall,
+            lag: self.lag,
+            dropped: self.dropped,
+            policy: self.policy,
+            complete: self.complete,
+            command: self.command,
+            target: None,
+        }
+    }
+}
+
+/// Who runs one logical request.
+enum Exec {
+    /// herd's driver and the arm's Retrier.
+    Replica {
+        client: Box<HttpClient>,
+        retrier: Arc<Mutex<Retrier>>,
+    },
+    /// A real Rust client.
+    Peer(Arc<Peer>),
+}
+
+/// An arm whose client is built (or whose adapter has said hello), waiting for t = 0.
+enum Ready {
+    /// One logical request per arrival, by herd's driver or a Rust peer.
+    Plain { exec: Exec, policy: String },
+    /// The scenario's consumers, on herd's driver.
+    Consumers(consumers::Parts),
+    /// A real client in another program.
+    External(external::Started),
+}
+
+/// Builds arm `index`'s client for `url`: everything that may take time before the first
+/// request can go out.
+async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Ready> {
+    let arm = &scenario.arms[index];
+    Ok(match &arm.client {
+        ArmClient::External(_) | ArmClient::Command(_) => {
+            Ready::External(external::start(scenario, arm, url).await?)
+        }
+        ArmClient::Replica(strategy) => {
+            let uri: http::Uri = url.parse().map_err(io::Error::other)?;
+            let client = HttpClient::new(
+                uri,
+                scenario.client.pool_max_connections,
+                scenario.client.attempt_timeout,
+            )?;
+            let warm = scenario.client.preconnect;
+            client.preconnect(warm).await.map_err(|e| {
+                // Out of descriptors keeps its code, for the sentence that says so.
+                if herd_upstream::fd_limit::exhausted(&e).is_some() {
+                    return e;
+                }
+                io::Error::new(
+                    e.kind(),
+                    format!("opening the {warm} connections of [client] preconnect to {url}: {e}"),
+                )
+            })?;
+            let retrier = Arc::new(Mutex::new(Retrier::new(*strategy)));
+            match (&scenario.consumers, arm.consumers) {
+                (Some(c), Some(rules)) => Ready::Consumers(consumers::Parts {
+                    client,
+                    retrier,
+                    rules,
+                    count: c.count,
+                    arm_seed: scenario.arm_seed(index),
+                    policy: strategy.to_string(),
+                }),
+                _ => Ready::Plain {
+                    exec: Exec::Replica {
+                        client: Box::new(client),
+                        retrier,
+                    },
+                    policy: strategy.to_string(),
+                },
+            }
+        }
+        ArmClient::Rust(kind) => {
+            let opts = PeerOptions {
+                url: url.to_owned(),
+                pool: scenario.client.pool_max_connections,
+                timeout: scenario.client.attempt_timeout,
+            };
+            let peer = Peer::new(*kind, opts).map_err(io::Error::other)?;
+            Ready::Plain {
+                exec: Exec::Peer(Arc::new(peer)),
+                policy: Peer::describe(*kind).to_owned(),
+            }
+        }
+    })
+}
+
+impl Ready {
+    /// Drives the arm against a running upstream whose epoch is the run's t = 0.
+    async fn drive(
+        self,
+        scenario: &Scenario,
+        index: usize,
+        epoch: Instant,
+        progress: Option<Progress>,
+        stop: &Stop,
+    ) -> io::Result<Driven> {
+        match self {
+            Ready::Plain { exec, policy } => {
+                plain::drive(scenario, index, exec, policy, epoch, progress, stop).await
+            }
+            Ready::Consumers(parts) => {
+                consumers::drive(scenario, index, parts, epoch, progress, stop).await
+            }
+            Ready::External(started) => {
+                external::drive(scenario, index, started, epoch, progress, stop).await
+            }
+        }
+    }
+}
+
+/// The scenario's arrival schedule: the same for every arm and every kind of client
+/// (generated from the seed, or streamed from a trace with each request's method and path).
+fn arrivals(scenario: &Scenario) -> io::Result<Demand> {
+    Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// One logical request, `call`: attempts until the arm's [`Retrier`] says stop (which
+/// retries it by `call`'s method). Returns (succeeded, attempts). The retrier is shared by
+/// the arm's requests (its budget is client-wide); its clock is time since the run's epoch.
+/// `sent` gets the instant the first attempt went to a connection.
+async fn logical(
+    client: &HttpClient,
+    retrier: &Mutex<Retrier>,
+    epoch: Instant,
+    call: &Call,
+    id: u64,
+    mut rng: Pcg64Mcg,
+    sent: &mut Option<Instant>,
+) -> (bool, u32) {
+    let now = || epoch.elapsed();
+    let lock = || {
+        retrier
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    let mut req = lock().begin(now());
+    let mut attempts = 0;
+    loop {
+        let (admitted, remaining) = {
+            let mut r = lock();
+            (
+                r.admit(&req, now(), &mut rng),
+                r.attempt_timeout(&req, now(), client.timeout()),
+            )
+        };
+        let outcome = if admitted {
+            attempts += 1;
+            client.attempt_noting(id, call, remaining, sent).await
+        } else {
+            Outcome::Failed(Failure::Throttled)
+        };
+        let decision = lock().decide(&mut req, call.method, &outcome, now(), &mut rng);
+        match decision {
+            Decision::Success => return (true, attempts),
+            Decision::Retry { after } => tokio::time::sleep_until(Instant::now() + after).await,
+            Decision::GiveUp(_) => return (false, attempts),
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! One request, from arrival to answer: count it, draw its fate, carry the fate out.
+//!
+//! The fate comes from [`herd_scenario::Upstream::fate`]; nothing here decides a fault.
+//! A reset cannot be an HTTP response, so the handler asks its connection task to send the
+//! RST (through the connection's [`Reset`]) and then never completes; the connection task
+//! drops it along with the connection. Work runs inline (see [`Job`]): a request spawns no
+//! task, and a zero service time on a free worker answers without touching a timer.
+
+use crate::capacity::Admission;
+use crate::conn::Reset;
+use crate::forward::Forward;
+use crate::job::{detached, Job};
+use crate::lock;
+use crate::metrics;
+use crate::options::Denied;
+use crate::reply::{full, text, text_static, Reply};
+use crate::shared::Shared;
+use bytes::Bytes;
+use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, TargetOutcome, REQUEST_ID_HEADER};
+use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::{Method, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use std::convert::Infallible;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Prefix of the control endpoints, which are neither counted nor faulted.
+const CONTROL: &str = "/__herd/";
+
+/// Answers one request from `peer` on a connection whose reset trigger is `reset`.
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    reset: Arc<Reset>,
+    peer: Option<IpAddr>,
+    req: Request<Incoming>,
+) -> Result<Reply, Infallible> {
+    let path = req.uri().path();
+    if path.starts_with(CONTROL) || path == metrics::PATH {
+        let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+        return Ok(match shared.admin.check(authorization) {
+            Ok(()) if path == metrics::PATH => metrics_reply(&shared, &req),
+            Ok(()) => control(&shared, &req),
+            Err(denied) => refused(denied),
+        });
+    }
+    let id = request_id(&req);
+    let t = shared.now();
+    let fate = shared
+        .config
+        .fate_with(&shared.service, t, &mut *lock(&shared.rng));
+    // Kept only for a target; otherwise hyper drains any body it can to keep the
+    // connection alive.
+    let req = match (&fate, &shared.forward) {
+        (Fate::Work { .. }, Some(_)) => Some(req),
+        _ => None,
+    };
+    // Counted before anything is waited for; an answer given in the same instant is
+    // counted with the arrival, under one lock.
+    let received = || shared.stats.record(t, ServerEvent::Received, id);
+    Ok(match fate {
+        Fate::Error503 => {
+            shared
+                .stats
+                .record_answered_at_once(t, ServerEvent::Error503, id);
+            shared.unavailable()
+        }
+        // Work that takes no time on a free worker: served and done in one instant.
+        Fate::Work { service, .. }
+            if service.is_zero() && shared.forward.is_none() && shared.capacity.serve_at_once() =>
+        {
+            shared.stats.record_answered_at_once(t, ServerEvent::Ok, id);
+            text_static(StatusCode::OK, "ok\n")
+        }
+        Fate::Reset { after } => {
+            received();
+            crate::precise::sleep(after).await;
+            shared.record(ServerEvent::Reset, id);
+            return reset_connection(&reset).await;
+        }
+        Fate::Hold { until, answer } => {
+            received();
+            tokio::time::sleep_until(shared.epoch + until).await;
+            // Counted at the window's end exactly, so every held request lands together.
+            match answer {
+                HoldAnswer::Reset => {
+                    shared.stats.record(until, ServerEvent::Reset, id);
+                    return reset_connection(&reset).await;
+                }
+                HoldAnswer::Status503 => {
+                    shared.stats.record(until, ServerEvent::Error503, id);
+                    shared.unavailable()
+                }
+            }
+        }
+        Fate::Work { service, stalled } => {
+            received();
+            match shared.capacity.admit() {
+                Admission::Shed => {
+                    shared.record(ServerEvent::Shed, id);
+                    match shared.config.shed {
+                        Shed::Reset => return reset_connection(&reset).await,
+                        Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
+                    }
+                }
+                admitted => {
+                    if let (Some(forward), Some(req)) = (&shared.forward, req) {
+                        let stall = if stalled { service } else { Duration::ZERO };
+                        return Ok(proxied(&shared, forward, admitted, stall, req, peer, id).await);
+                    }
+                    if !Job::new(admitted, service, &shared.closing).run().await {
+                        // Shutting down: the connection is about to be dropped unanswered, as
+                        // every other open one is. Answering here raced with that drop, so a
+                        // client sometimes got a 503 the server never counted.
+                        return std::future::pending().await;
+                    }
+                    shared.record(ServerEvent::Ok, id);
+                    text_static(StatusCode::OK, "ok\n")
+                }
+            }
+        }
+    })
+}
+
+/// The logical request's id, from [`REQUEST_ID_HEADER`] (absent or unreadable: none).
+fn request_id<B>(req: &Request<B>) -> Option<u64> {
+    req.headers()
+        .get(REQUEST_ID_HEADER)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Asks the connection task for an RST; never completes (the task drops this future).
+async fn reset_connection(trigger: &Reset) -> Result<Reply, Infallible> {
+    trigger.fire();
+    std::future::pending().await
+}
+
+/// A control request [`Admin`] turned away: off looks like no endpoint at all.
+fn refused(denied: Denied) -> Reply {
+    match denied {
+        Denied::Off => text(StatusCode::NOT_FOUND, "not found\n"),
+        Denied::Unauthorized => {
+            let mut r = text(StatusCode::UNAUTHORIZED, "a bearer token is required\n");
+            r.headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            r
+        }
+    }
+}
+
+/// The `/__herd/` endpoints.
+fn control<B>(shared: &Shared, req: &Request<B>) -> Reply {
+    match (req.method(), req.uri().path()) {
+        (&Method::GET, "/__herd/stats") => match serde_json::to_vec(&shared.stats.report()) {
+            Ok(body) => {
+                let mut r = Response::new(full(Bytes::from(body)));
+                r.headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                r
+            }
+            Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{e}\n")),
+        },
+        (_, "/__herd/stats") => text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n"),
+        _ => text(StatusCode::NOT_FOUND, "unknown control endpoint\n"),
+    }
+}
+
+/// `/metrics`, which like the control endpoints is neither counted nor faulted.
+fn metrics_reply<B>(shared: &Shared, req: &Request<B>) -> Reply {
+    if req.method() != Method::GET {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n");
+    }
+    let mut r = Response::new(full(Bytes::from(metrics::render(&shared.stats))));
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static(metrics::CONTENT_TYPE),
+    );
+    r
+}
+
+/// Proxy mode: the request drew no fault and was admitted; after an injected stall, the
+/// target answers it (see [`crate::forward`]).
+async fn proxied(
+    shared: &Arc<Shared>,
+    forward: &Result<Arc<Forward>, Arc<str>>,
+    admitted: Admission,
+    stall: Duration,
+    req: Request<Incoming>,
+    peer: Option<IpAddr>,
+    id: Option<u64>,
+) -> Reply {
+    let forward = match forward {
+        Ok(f) => f.clone(),
+        Err(why) => {
+            shared.record(ServerEvent::TargetFailed, id);
+            return text(
+                StatusCode::BAD_GATEWAY,
+                &format!(
+                    "herd: {why}
+"
+                ),
+            );
+        }
+    };
+    let stats = shared.stats.clone();
+    let pending = stats.start_forwarding();
+    let job = move || async move {
+        let _pending = pending;
+        tokio::time::sleep(stall).await;
+        forward.send(stats, req, peer).await
+    };
+    match detached(admitted, &shared.closing, job).await {
+        Some((reply, outcome)) => {
+            let ok = matches!(outcome, TargetOutcome::Answered(200..=299));
+            let ev = if ok {
+                ServerEvent::Ok
+            } else {
+                ServerEvent::TargetFailed
+            };
+            shared.record(ev, id);
+            reply
+        }
+        // Shutting down: dropped unanswered, like every other open connection.
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,36 @@
+//! herd's own answers: the one response type of every request, and plain-text bodies.
+//!
+//! Shared by the handler and the proxy front, which both answer with herd's text and pass
+//! a target's streamed body through the same type.
+
+use bytes::Bytes;
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::{Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+
+/// The response type of every request: herd's own answers, or a target's streamed.
+pub(crate) type Reply = Response<BoxBody<Bytes, hyper::Error>>;
+
+/// A plain-text answer from herd itself.
+pub(crate) fn text(status: StatusCode, body: &str) -> Reply {
+    text_bytes(status, Bytes::copy_from_slice(body.as_bytes()))
+}
+
+/// [`text`] with a body fixed at compile time, which needs no copy.
+pub(crate) fn text_static(status: StatusCode, body: &'static str) -> Reply {
+    text_bytes(status, Bytes::from_static(body.as_bytes()))
+}
+
+fn text_bytes(status: StatusCode, body: Bytes) -> Reply {
+    let mut r = Response::new(full(body));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    r
+}
+
+/// A whole body, in the reply's body type.
+pub(crate) fn full(b: Bytes) -> BoxBody<Bytes, hyper::Error> {
+    Full::new(b).map_err(|never| match never {}).boxed()
+}

@@ -1,0 +1,90 @@
+//! What every connection of one server shares: the fault configuration and its one RNG,
+//! the counts, the workers, the way to a target, and who may read the control endpoints.
+
+use crate::capacity::Capacity;
+use crate::forward::Forward;
+use crate::options::Admin;
+use crate::reply::{text_static, Reply};
+use crate::Stats;
+use herd_scenario::ServerEvent;
+use http::header::{HeaderValue, RETRY_AFTER};
+use http::StatusCode;
+use rand_pcg::Pcg64Mcg;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// What every connection of one server shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// The fault and capacity configuration.
+    pub(crate) config: herd_scenario::Upstream,
+    /// `config`'s service-time distribution, built once rather than at every request.
+    pub(crate) service: herd_scenario::fault::ServiceSampler,
+    /// t = 0.
+    pub(crate) epoch: Instant,
+    /// The one fault RNG: fates are drawn in arrival order from a single seeded stream.
+    pub(crate) rng: Mutex<Pcg64Mcg>,
+    /// Counts and gauges.
+    pub(crate) stats: Arc<Stats>,
+    /// Workers and their queue.
+    pub(crate) capacity: Arc<Capacity>,
+    /// Resolves (with an error) when the server shuts down; detached work stops then.
+    pub(crate) closing: watch::Receiver<()>,
+    /// Proxy mode: the way to the target, or why there is none (every request that would
+    /// be forwarded is then answered 502 with the reason).
+    pub(crate) forward: Option<Result<Arc<Forward>, Arc<str>>>,
+    /// Who may read the control endpoints.
+    pub(crate) admin: Admin,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        config: herd_scenario::Upstream,
+        seed: u64,
+        epoch: Instant,
+        stats: Arc<Stats>,
+        closing: watch::Receiver<()>,
+        admin: Admin,
+    ) -> Self {
+        let capacity = Capacity::new(config.workers, config.queue_limit, stats.clone());
+        let forward = config.target.as_ref().map(|t| {
+            stats.enable_target();
+            Forward::new(t).map(Arc::new).map_err(|e| {
+                tracing::error!("{}", e.0);
+                Arc::from(e.0)
+            })
+        });
+        Shared {
+            service: config.service_time.sampler(),
+            config,
+            epoch,
+            rng: Mutex::new(herd_scenario::Seeds(seed).faults()),
+            stats,
+            capacity,
+            closing,
+            forward,
+            admin,
+        }
+    }
+
+    /// Time since the epoch.
+    pub(crate) fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.epoch)
+    }
+
+    pub(crate) fn record(&self, ev: ServerEvent, id: Option<u64>) {
+        self.stats.record(self.now(), ev, id);
+    }
+
+    /// A 503 as the fault rules mean it, with `Retry-After` when configured.
+    pub(crate) fn unavailable(&self) -> Reply {
+        let mut r = text_static(StatusCode::SERVICE_UNAVAILABLE, "unavailable (injected)\n");
+        if self.config.retry_after_s > 0 {
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(self.config.retry_after_s));
+        }
+        r
+    }
+}
