@@ -64,6 +64,7 @@ fn config() -> sc::Upstream {
             hold: true,
             hold_answer: HoldAnswer::Reset,
         }],
+        rate_limit: None,
         target: None,
     }
 }
