@@ -1,6 +1,10 @@
 //! One request, from arrival to answer: count it, draw its fate, carry the fate out.
 //!
-//! The fate comes from [`herd_scenario::Upstream::fate`]; nothing here decides a fault.
+//! The fate comes from [`herd_scenario::Upstream::fate`], and a rate limit's verdict, taken
+//! first, from [`herd_scenario::rate_limit::Limiter`]; nothing here decides a fault. A
+//! rejected request is answered at once and draws no fate; a delayed one waits in its
+//! handler (no worker), then meets its fate at the end of the delay, unless its client
+//! left and the handler was dropped meanwhile.
 //! A reset cannot be an HTTP response, so the handler asks its connection task to send the
 //! RST (through the connection's [`Reset`]) and then never completes; the connection task
 //! drops it along with the connection. Work runs inline (see [`Job`]): a request spawns no
@@ -14,6 +18,7 @@ use super::metrics;
 use super::options::{Admin, Denied};
 use super::{lock, Stats};
 use bytes::Bytes;
+use herd_scenario::rate_limit::{Limiter, Verdict};
 use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, REQUEST_ID_HEADER};
 use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Method, Request, Response, StatusCode};
@@ -45,6 +50,8 @@ pub(crate) struct Shared {
     epoch: Instant,
     /// The one fault RNG: fates are drawn in arrival order from a single seeded stream.
     rng: Mutex<Pcg64Mcg>,
+    /// The rate limit in front of everything, if configured.
+    limiter: Option<Mutex<Limiter>>,
     /// Counts and gauges.
     pub(super) stats: Arc<Stats>,
     /// Workers and their queue.
@@ -77,6 +84,10 @@ impl Shared {
         });
         Shared {
             service: config.service_time.sampler(),
+            limiter: config
+                .rate_limit
+                .as_ref()
+                .map(|r| Mutex::new(Limiter::new(r))),
             config,
             epoch,
             rng: Mutex::new(herd_scenario::Seeds(seed).faults()),
@@ -106,6 +117,36 @@ impl Shared {
         }
         r
     }
+
+    /// A rejection by the rate limit: its status, with its `Retry-After` when configured.
+    fn limited(&self) -> Reply {
+        let Some(rule) = &self.config.rate_limit else {
+            return text_static(StatusCode::SERVICE_UNAVAILABLE, "rate limited\n");
+        };
+        let status = StatusCode::from_u16(rule.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+        let mut r = text_static(status, "rate limited\n");
+        if rule.retry_after_s > 0 {
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(rule.retry_after_s));
+        }
+        r
+    }
+
+    /// Counts `ev` at `t` for a request answered in the same instant it reached the fault
+    /// rules: with its arrival, under one lock, unless the arrival was counted already (a
+    /// request the rate limit delayed).
+    fn answered_at_once(&self, t: Duration, ev: ServerEvent, id: Option<u64>, counted: bool) {
+        if counted {
+            self.stats.record(t, ev, id);
+        } else {
+            self.stats.record_answered_at_once(t, ev, id);
+        }
+    }
+}
+
+/// Nanoseconds in `d`, saturating (the limiter's clock).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Answers one request from `peer` on a connection whose reset trigger is `reset`.
@@ -125,7 +166,27 @@ pub(crate) async fn handle(
         });
     }
     let id = request_id(&req);
-    let t = shared.now();
+    let mut t = shared.now();
+    // Whether `Received` is counted already.
+    let mut counted = false;
+    if let Some(limiter) = &shared.limiter {
+        let verdict = lock(limiter).check(0, nanos(t));
+        match verdict {
+            Verdict::Admit => {}
+            Verdict::Reject => {
+                shared.answered_at_once(t, ServerEvent::Limited, id, false);
+                return Ok(shared.limited());
+            }
+            Verdict::Delay(d) => {
+                shared.stats.record(t, ServerEvent::Received, id);
+                counted = true;
+                // The fault rules see the request at the end of its delay, to the
+                // nanosecond, as the simulator does.
+                t = t.saturating_add(Duration::from_nanos(d));
+                crate::precise::sleep_until(shared.epoch + t).await;
+            }
+        }
+    }
     let fate = shared
         .config
         .fate_with(&shared.service, t, &mut *lock(&shared.rng));
@@ -137,19 +198,21 @@ pub(crate) async fn handle(
     };
     // Counted before anything is waited for; an answer given in the same instant is
     // counted with the arrival, under one lock.
-    let received = || shared.stats.record(t, ServerEvent::Received, id);
+    let received = || {
+        if !counted {
+            shared.stats.record(t, ServerEvent::Received, id)
+        }
+    };
     Ok(match fate {
         Fate::Error503 => {
-            shared
-                .stats
-                .record_answered_at_once(t, ServerEvent::Error503, id);
+            shared.answered_at_once(t, ServerEvent::Error503, id, counted);
             shared.unavailable()
         }
         // Work that takes no time on a free worker: served and done in one instant.
         Fate::Work { service, .. }
             if service.is_zero() && shared.forward.is_none() && shared.capacity.serve_at_once() =>
         {
-            shared.stats.record_answered_at_once(t, ServerEvent::Ok, id);
+            shared.answered_at_once(t, ServerEvent::Ok, id, counted);
             text_static(StatusCode::OK, "ok\n")
         }
         Fate::Reset { after } => {
