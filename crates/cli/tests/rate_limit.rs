@@ -54,6 +54,12 @@ fn simulated_a_third_is_rejected() {
     eprintln!("sim: {limited} of 3000 rejected ({:.2}%)", fraction * 100.0);
     assert_eq!(limited, 980, "the closed form");
     assert!((fraction - 1.0 / 3.0).abs() < 0.01, "{fraction}");
+    let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schema/report.schema.json");
+    let schema: Value = serde_json::from_slice(&std::fs::read(schema).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
 
     // The table says so under the arms.
     let o = herd(&["sim", path.to_str().unwrap()]);
