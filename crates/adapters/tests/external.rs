@@ -299,6 +299,7 @@ fn flaky() -> sc::Upstream {
         queue_limit: 0,
         shed: Shed::Status503,
         incidents: vec![],
+        rate_limit: None,
         target: None,
     }
 }

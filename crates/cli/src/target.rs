@@ -18,8 +18,8 @@ use std::time::Duration;
 
 /// `--target URL`: the scenario's upstream forwards to `url`. A scenario written for the
 /// model (no `target` of its own) keeps its faults and incidents but drops its capacity
-/// model (workers, queue), since the service has its own; a scenario that names a target
-/// keeps what it says, timeouts included.
+/// model (workers, queue) and its rate limit, since the service has its own; a scenario
+/// that names a target keeps what it says, timeouts included.
 pub fn apply(u: &mut Upstream, url: Option<TargetUrl>, settle_ms: Option<f64>) -> Result<(), Fail> {
     if let Some(url) = url {
         match &mut u.target {
@@ -28,6 +28,7 @@ pub fn apply(u: &mut Upstream, url: Option<TargetUrl>, settle_ms: Option<f64>) -
                 u.target = Some(Target::new(url));
                 u.workers = 0;
                 u.queue_limit = 0;
+                u.rate_limit = None;
             }
         }
     }

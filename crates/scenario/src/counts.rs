@@ -42,6 +42,8 @@ pub enum ServerEvent {
     Reset,
     /// Turned away for lack of capacity (by reset or by 503, as configured).
     Shed,
+    /// Rejected by the rate limit (answered its status, 429 or 503).
+    Limited,
     /// Proxy mode: forwarded, and the target answered other than 2xx or not at all. No
     /// column of its own (the target's figures say what it was), but a failure for the
     /// first-retry timing, since that is what the client saw.
@@ -63,6 +65,13 @@ pub struct ServerBucket {
     pub resets: u64,
     /// Shed for capacity.
     pub shed: u64,
+    /// Rejected by the rate limit. Left out of the JSON when 0 (always without a limit).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub limited: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ServerBucket {
@@ -74,6 +83,7 @@ impl ServerBucket {
             ServerEvent::Error503 => self.status_503 += 1,
             ServerEvent::Reset => self.resets += 1,
             ServerEvent::Shed => self.shed += 1,
+            ServerEvent::Limited => self.limited += 1,
             ServerEvent::TargetFailed => {}
         }
     }
@@ -131,6 +141,7 @@ impl ServerCounts {
             ServerEvent::Error503
             | ServerEvent::Reset
             | ServerEvent::Shed
+            | ServerEvent::Limited
             | ServerEvent::TargetFailed => self.first_retry.failed(id, t),
         }
     }

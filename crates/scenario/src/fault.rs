@@ -328,6 +328,7 @@ mod tests {
                     hold_answer: HoldAnswer::Reset,
                 },
             ],
+            rate_limit: None,
             target: None,
         }
     }

@@ -17,6 +17,7 @@ pub mod first_retry;
 pub mod model;
 pub mod parse;
 pub mod policy_spec;
+pub mod rate_limit;
 mod raw;
 pub mod record;
 pub mod recovery;
@@ -42,6 +43,7 @@ pub use first_retry::{FirstRetrySummary, REQUEST_ID_HEADER};
 pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
+pub use rate_limit::RateLimit;
 pub use record::{ConsumerTally, LogicalRecord, Recorder};
 pub use report::{
     ArmReport, LagSummary, Latency, Report, StatusClasses, StopNote, TargetErrors, TargetInfo,

@@ -7,6 +7,7 @@
 
 use crate::clients::ExternalClient;
 use crate::duration::BoundedDuration;
+use crate::rate_limit::RateLimit;
 use crate::target::Target;
 use herd_retry::{ConsumerRules, Method, Strategy};
 use std::path::PathBuf;
@@ -177,6 +178,9 @@ pub struct Upstream {
     pub shed: Shed,
     /// Windows that override the faults above.
     pub incidents: Vec<Incident>,
+    /// `[upstream.rate_limit]`: a limiter in front of everything else (see
+    /// [`crate::rate_limit`]); `None` lets every request through.
+    pub rate_limit: Option<RateLimit>,
     /// `target = "http://HOST:PORT"`: a real service that every request drawing no fault
     /// is forwarded to (proxy mode). Then `service_time` is the service's own; `workers`
     /// and `queue_limit` still apply in front of it when set. The simulator ignores it.
@@ -200,6 +204,7 @@ impl Upstream {
             queue_limit: 0,
             shed: Shed::Status503,
             incidents: vec![],
+            rate_limit: None,
             target: None,
         }
     }

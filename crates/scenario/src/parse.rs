@@ -80,6 +80,7 @@ impl Check<'_> {
 }
 
 mod consumers;
+mod rate_limit;
 mod target;
 
 impl Check<'_> {
@@ -339,6 +340,7 @@ impl Check<'_> {
             }
         };
         let target = self.target(&u)?;
+        let rate_limit = u.rate_limit.map(|r| self.rate_limit(r)).transpose()?;
         let mut incidents = Vec::with_capacity(u.incidents.len());
         for (i, inc) in u.incidents.into_iter().enumerate() {
             incidents.push(self.incident(i, inc)?);
@@ -355,6 +357,7 @@ impl Check<'_> {
             queue_limit: self.count(&k("queue_limit"), u.queue_limit)? as usize,
             shed,
             incidents,
+            rate_limit,
             target,
         })
     }

@@ -132,6 +132,7 @@ pub(crate) struct RawUpstream {
     pub queue_limit: i64,
     pub shed: String,
     pub incidents: Vec<RawIncident>,
+    pub rate_limit: Option<RawRateLimit>,
     pub target: Option<String>,
     pub connect_timeout_ms: Option<f64>,
     pub answer_timeout_ms: Option<f64>,
@@ -152,11 +153,71 @@ impl Default for RawUpstream {
             queue_limit: 0,
             shed: "reset".into(),
             incidents: vec![],
+            rate_limit: None,
             target: None,
             connect_timeout_ms: None,
             answer_timeout_ms: None,
             settle_ms: None,
         }
+    }
+}
+
+/// `[upstream.rate_limit]`, nginx's `limit_req` in herd's keys.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRateLimit {
+    pub rate: RawRate,
+    #[serde(default)]
+    pub burst: i64,
+    #[serde(default)]
+    pub nodelay: bool,
+    pub delay: Option<i64>,
+    #[serde(default = "status_503")]
+    pub status: i64,
+    #[serde(default)]
+    pub retry_after_s: i64,
+    #[serde(default = "global")]
+    pub key: String,
+}
+
+fn status_503() -> i64 {
+    503
+}
+
+fn global() -> String {
+    "global".into()
+}
+
+/// `rate = 200` (requests per second) or nginx's `rate = "200r/s"` / `"30r/m"`.
+/// Deserialized by hand, so a wrong type says what is expected.
+#[derive(Debug)]
+pub(crate) enum RawRate {
+    PerSecond(f64),
+    Nginx(String),
+}
+
+impl<'de> Deserialize<'de> for RawRate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RawRate;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("requests per second (a number), or nginx's \"200r/s\" or \"30r/m\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(RawRate::PerSecond(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(RawRate::PerSecond(v as f64))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(RawRate::PerSecond(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(RawRate::Nginx(v.to_owned()))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

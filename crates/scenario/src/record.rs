@@ -173,6 +173,7 @@ impl Recorder {
                 received.iter().copied().max().unwrap_or(0) as f64 / per_bucket.max(1e-9),
             ),
             shed: totals.shed,
+            rate_limited: scenario.upstream.rate_limit.map(|_| totals.limited),
             demand_requests: self.consumers.map(|_| n),
             consumer_timeouts: self.consumers.map(|c| c.timeouts),
             abandoned: self.consumers.map(|c| c.abandoned),

@@ -53,6 +53,7 @@ mod tests {
             queue_limit: 0,
             shed: Shed::Reset,
             incidents,
+            rate_limit: None,
             target: None,
         }
     }

@@ -182,6 +182,10 @@ pub struct ArmReport {
     pub burst_multiplier: f64,
     /// Requests the upstream shed for capacity.
     pub shed: u64,
+    /// With `[upstream.rate_limit]` only: requests the rate limit rejected, answered its
+    /// status without reaching a worker or the target (counted in `server_requests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limited: Option<u64>,
     /// With `[consumers]` only: units of work the consumers generated. The latency, the
     /// `succeeded` / `failed` counts and `hard_fail_ratio` are then per unit (arrival to
     /// done), `logical_requests` counts every logical request sent (re-sends included),

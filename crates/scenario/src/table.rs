@@ -216,6 +216,16 @@ pub fn notes(r: &Report) -> Vec<String> {
         ));
     }
     for a in &r.arms {
+        if let Some(n) = a.rate_limited {
+            notes.push(format!(
+                "rate limit: arm {}: {n} of {} server requests rejected ({:.2}%)",
+                a.id,
+                a.server_requests,
+                100.0 * n as f64 / a.server_requests.max(1) as f64
+            ));
+        }
+    }
+    for a in &r.arms {
         if let Some(n) = a.driver_dropped.filter(|&n| n > 0) {
             notes.push(format!(
                 "FAILED: arm {}: the driver dropped {n} arrival(s) unsent (backlog full: the target could not keep up)",

@@ -88,6 +88,8 @@ pub(crate) struct Client {
     retrier: Retrier,
     method: Method,
     retry_after: Option<Duration>,
+    /// The hint a rate limit's rejection carries when it carries one.
+    limit_retry_after: Option<Duration>,
     wiring: Wiring,
     timeout: Option<u64>,
     /// `timeout` as a `Duration`, what the retrier takes (converted back once, not at
@@ -122,13 +124,14 @@ pub(crate) struct Client {
 
 impl Client {
     /// A client with `slots` pool connections, attempts timing out after `timeout`, and
-    /// `retry_after` as the hint an upstream 503 carries when it carries one.
+    /// `retry_after` as the hint an upstream 503 carries when it carries one, and
+    /// `limit_retry_after` as the hint of a rate limit's rejection.
     pub(crate) fn new(
         retrier: Retrier,
         method: Method,
         slots: usize,
         timeout: Option<Duration>,
-        retry_after: Option<Duration>,
+        (retry_after, limit_retry_after): (Option<Duration>, Option<Duration>),
         mut wiring: Wiring,
     ) -> Self {
         let deferred = wiring.deferred.take();
@@ -137,6 +140,7 @@ impl Client {
             retrier,
             method,
             retry_after,
+            limit_retry_after,
             timeout: timeout.map(nanos),
             timeout_d: timeout.map(|t| Duration::from_nanos(nanos(t))),
             no_deadline,
@@ -379,6 +383,10 @@ impl Client {
                 retry_after: self.retry_after.filter(|_| hinted),
             },
             Answer::Reset => Outcome::Failed(Failure::Reset),
+            Answer::Limited { status, hinted } => Outcome::Response {
+                status,
+                retry_after: self.limit_retry_after.filter(|_| hinted),
+            },
         };
         self.conclude(s, id.req, &outcome);
     }

@@ -79,6 +79,9 @@ pub(crate) enum Finish {
     Reset,
     /// A hold window's end.
     Hold(HoldAnswer),
+    /// The rate limit's delay is over: the request goes on to the fault rules and
+    /// capacity.
+    Released,
 }
 
 /// An answer on the wire.
@@ -93,6 +96,14 @@ pub(crate) enum Answer {
     },
     /// TCP RST.
     Reset,
+    /// Rejected by the rate limit with `status` (429 or 503, or another 4xx/5xx);
+    /// `hinted` when it carries the limit's `Retry-After`.
+    Limited {
+        /// The status.
+        status: u16,
+        /// Whether `Retry-After` is set.
+        hinted: bool,
+    },
 }
 
 #[cfg(test)]

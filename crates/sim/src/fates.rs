@@ -37,6 +37,13 @@ pub enum Reply {
     },
     /// The connection was reset.
     Reset,
+    /// Rejected by the rate limit with `status`.
+    Limited {
+        /// The status (the limit's `status`: 503, 429, …).
+        status: u16,
+        /// Whether `Retry-After` was set.
+        retry_after: bool,
+    },
     /// Nothing: the client left before an answer was due.
     Nothing,
 }
@@ -107,6 +114,10 @@ fn reply(answer: Answer) -> Reply {
             retry_after: hinted,
         },
         Answer::Reset => Reply::Reset,
+        Answer::Limited { status, hinted } => Reply::Limited {
+            status,
+            retry_after: hinted,
+        },
     }
 }
 
@@ -154,5 +165,95 @@ mod tests {
         );
         let t = counts.totals();
         assert_eq!((t.received, t.ok, t.shed), (4, 2, 1));
+    }
+
+    /// Request `i` of a stream at `per_s` per second, at its whole nanosecond.
+    fn every(i: u64, per_s: u64) -> Duration {
+        Duration::from_nanos(i * 1_000_000_000 / per_s)
+    }
+
+    /// nginx's `limit_req rate=200r/s burst=20 nodelay`, offered 300 req/s for 10 s:
+    /// ⌊20 + 200 · 2999/300⌋ + 1 = 2020 accepted, the other 980 answered 503 at once.
+    #[test]
+    fn a_rate_limit_rejects_a_third_less_the_burst() {
+        let config = herd_scenario::Upstream {
+            rate_limit: Some(herd_scenario::RateLimit {
+                burst: 20,
+                ..herd_scenario::RateLimit::nodelay_per_second(200.0)
+            }),
+            ..herd_scenario::Upstream::fault_free()
+        };
+        let arrivals: Vec<Arrival> = (0..3000)
+            .map(|i| Arrival {
+                id: i,
+                at: every(i, 300),
+                leaves: None,
+            })
+            .collect();
+        let (fated, counts) = upstream_fates(&config, Seeds(1), &arrivals);
+        let limited = Reply::Limited {
+            status: 503,
+            retry_after: false,
+        };
+        let rejected = fated.iter().filter(|f| f.reply == limited).count();
+        assert_eq!(rejected, 980);
+        assert!(fated
+            .iter()
+            .all(|f| f.reply == limited || f.reply == Reply::Ok));
+        assert!(fated
+            .iter()
+            .all(|f| f.at == Some(arrivals[f.id as usize].at)));
+        let t = counts.totals();
+        assert_eq!(
+            (t.received, t.ok, t.limited, t.status_503),
+            (3000, 2020, 980, 0)
+        );
+    }
+
+    /// Without `nodelay` the accepted requests wait, without a worker, and reach the
+    /// upstream 1/rate apart; one whose client leaves while it waits never gets there (no
+    /// fate drawn, no worker taken); a rejection carries the limit's status and hint.
+    #[test]
+    fn queued_requests_wait_for_their_turn_and_a_leaver_is_dropped() {
+        let config = herd_scenario::Upstream {
+            service_time: ServiceTime::Constant { ms: 1.0 },
+            workers: 1,
+            rate_limit: Some(herd_scenario::RateLimit {
+                burst: 2,
+                delay: 0,
+                status: 429,
+                retry_after_s: 1,
+                ..herd_scenario::RateLimit::nodelay_per_second(10.0)
+            }),
+            ..herd_scenario::Upstream::fault_free()
+        };
+        let arrive = |id, leaves: Option<u64>| Arrival {
+            id,
+            at: ms(0),
+            leaves: leaves.map(ms),
+        };
+        let arrivals = [
+            arrive(1, None),     // excess 0: at once
+            arrive(2, Some(50)), // excess 1: 100 ms; gone at 50
+            arrive(3, None),     // excess 2: 200 ms
+            arrive(4, None),     // excess 3 > burst: 429
+        ];
+        let (fated, counts) = upstream_fates(&config, Seeds(1), &arrivals);
+        let got: Vec<_> = fated.iter().map(|f| (f.id, f.reply, f.at)).collect();
+        let limited = Reply::Limited {
+            status: 429,
+            retry_after: true,
+        };
+        assert_eq!(
+            got,
+            [
+                (1, Reply::Ok, Some(ms(1))),
+                (2, Reply::Nothing, None),
+                (3, Reply::Ok, Some(ms(201))),
+                (4, limited, Some(ms(0))),
+            ]
+        );
+        let t = counts.totals();
+        assert_eq!((t.received, t.ok, t.limited), (4, 2, 1));
     }
 }

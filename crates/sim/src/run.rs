@@ -152,8 +152,11 @@ impl<'a> Arm<'a> {
             .filter(|_| timeouts.is_some())
             .and_then(|t| Deferred::new(nanos(t), &mut s));
         let upstream = &scenario.upstream;
-        let retry_after =
-            (upstream.retry_after_s > 0).then(|| Duration::from_secs(upstream.retry_after_s));
+        let hint = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        let retry_after = (
+            hint(upstream.retry_after_s),
+            upstream.rate_limit.and_then(|r| hint(r.retry_after_s)),
+        );
         let server = Server::new(upstream, scenario.seeds(), down);
         let mut client = Client::new(
             Retrier::new(

@@ -6,7 +6,12 @@
 //! drawn in arrival order from one RNG seeded with the scenario seed, exactly as the real
 //! upstream draws them.
 //!
-//! - `Received` is counted when an attempt arrives, before its fate is drawn.
+//! - `Received` is counted when an attempt arrives, before anything is decided.
+//! - A rate limit ([`herd_scenario::rate_limit::Limiter`], the one copy of the rule) comes
+//!   first: a rejection is answered (and counted `Limited`) at once and draws no fate; a
+//!   delayed request waits without a worker, and goes on to its fate when the delay is
+//!   over, unless its client left meanwhile (the real upstream's handler is dropped
+//!   then, as nginx finalizes a delayed request whose client closed).
 //! - Injected 503s are answered (and counted) at once; injected resets after `reset_after`;
 //!   held requests at their window's end. None of them uses a worker.
 //! - Work goes through [`herd_scenario::capacity::Capacity`], the one copy of the workers
@@ -22,6 +27,7 @@ use crate::event::{Answer, Attempt, Event, Finish};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_scenario::capacity::{Admitted, Capacity};
 use herd_scenario::fault::FateRules;
+use herd_scenario::rate_limit::{Limiter, Verdict};
 use herd_scenario::{Fate, HoldAnswer, Seeds, ServerCounts, ServerEvent, Shed};
 use rand_pcg::Pcg64Mcg;
 
@@ -40,6 +46,8 @@ pub(crate) struct Server<'a> {
     rng: Pcg64Mcg,
     /// Workers and the line waiting for them.
     capacity: Capacity<Job>,
+    /// The rate limit in front of everything, if the scenario has one.
+    limiter: Option<Limiter>,
     counts: ServerCounts,
     /// The lane answers travel back to the client on.
     down: LaneId,
@@ -53,6 +61,7 @@ impl<'a> Server<'a> {
             rules: config.rules(),
             rng: seeds.faults(),
             capacity: Capacity::new(config.workers, config.queue_limit),
+            limiter: config.rate_limit.as_ref().map(Limiter::new),
             counts: ServerCounts::new(),
             down,
         }
@@ -90,6 +99,36 @@ impl<'a> Server<'a> {
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, a: Attempt) {
         let now = s.now();
         self.count(now, ServerEvent::Received);
+        if let Some(limiter) = &mut self.limiter {
+            match limiter.check(0, now) {
+                Verdict::Admit => {}
+                Verdict::Delay(d) => {
+                    let what = Finish::Released;
+                    s.at(
+                        now.saturating_add(d),
+                        Event::ServerDone { attempt: a, what },
+                    );
+                    return;
+                }
+                Verdict::Reject => return self.reject(s, a, now),
+            }
+        }
+        self.reach(s, a, now);
+    }
+
+    /// A request the rate limit rejected: answered its status at once.
+    #[cold]
+    fn reject(&mut self, s: &mut Schedule<Event>, a: Attempt, now: u64) {
+        self.count(now, ServerEvent::Limited);
+        if let Some(r) = &self.config.rate_limit {
+            let (status, hinted) = (r.status, r.retry_after_s > 0);
+            self.answer(s, a, Answer::Limited { status, hinted });
+        }
+    }
+
+    /// An attempt past the rate limit (if any) meets the fault rules and capacity now.
+    #[inline]
+    fn reach(&mut self, s: &mut Schedule<Event>, a: Attempt, now: u64) {
         match self.rules.fate_nanos(now, &mut self.rng) {
             Fate::Error503 => {
                 self.count(now, ServerEvent::Error503);
@@ -167,7 +206,8 @@ impl<'a> Server<'a> {
                 let hinted = self.hinted();
                 self.answer(s, a, Answer::Unavailable { hinted });
             }
-            Finish::Reset | Finish::Hold(_) => {}
+            Finish::Released if listening => self.reach(s, a, now),
+            Finish::Reset | Finish::Hold(_) | Finish::Released => {}
         }
     }
 }

@@ -1,6 +1,10 @@
 //! One request, from arrival to answer: count it, draw its fate, carry the fate out.
 //!
-//! The fate comes from [`herd_scenario::Upstream::fate`]; nothing here decides a fault.
+//! The fate comes from [`herd_scenario::Upstream::fate`], and a rate limit's verdict, taken
+//! first, from [`herd_scenario::rate_limit::Limiter`]; nothing here decides a fault. A
+//! rejected request is answered at once and draws no fate; a delayed one waits in its
+//! handler (no worker), then meets its fate at the end of the delay, unless its client
+//! left and the handler was dropped meanwhile.
 //! A reset cannot be an HTTP response, so the handler asks its connection task to send the
 //! RST (through the connection's [`Reset`]) and then never completes; the connection task
 //! drops it along with the connection. Work runs inline (see [`Job`]): a request spawns no
@@ -14,8 +18,9 @@ use crate::lock;
 use crate::metrics;
 use crate::options::Denied;
 use crate::reply::{full, text, text_static, Reply};
-use crate::shared::Shared;
+use crate::shared::{nanos, Shared};
 use bytes::Bytes;
+use herd_scenario::rate_limit::Verdict;
 use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, TargetOutcome, REQUEST_ID_HEADER};
 use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{Method, Request, Response, StatusCode};
@@ -45,7 +50,27 @@ pub(crate) async fn handle(
         });
     }
     let id = request_id(&req);
-    let t = shared.now();
+    let mut t = shared.now();
+    // Whether `Received` is counted already.
+    let mut counted = false;
+    if let Some(limiter) = &shared.limiter {
+        let verdict = lock(limiter).check(0, nanos(t));
+        match verdict {
+            Verdict::Admit => {}
+            Verdict::Reject => {
+                shared.answered_at_once(t, ServerEvent::Limited, id, false);
+                return Ok(shared.limited());
+            }
+            Verdict::Delay(d) => {
+                shared.stats.record(t, ServerEvent::Received, id);
+                counted = true;
+                // The fault rules see the request at the end of its delay, to the
+                // nanosecond, as the simulator does.
+                t = t.saturating_add(Duration::from_nanos(d));
+                crate::precise::sleep_until(shared.epoch + t).await;
+            }
+        }
+    }
     let fate = shared
         .config
         .fate_with(&shared.service, t, &mut *lock(&shared.rng));
@@ -57,19 +82,21 @@ pub(crate) async fn handle(
     };
     // Counted before anything is waited for; an answer given in the same instant is
     // counted with the arrival, under one lock.
-    let received = || shared.stats.record(t, ServerEvent::Received, id);
+    let received = || {
+        if !counted {
+            shared.stats.record(t, ServerEvent::Received, id)
+        }
+    };
     Ok(match fate {
         Fate::Error503 => {
-            shared
-                .stats
-                .record_answered_at_once(t, ServerEvent::Error503, id);
+            shared.answered_at_once(t, ServerEvent::Error503, id, counted);
             shared.unavailable()
         }
         // Work that takes no time on a free worker: served and done in one instant.
         Fate::Work { service, .. }
             if service.is_zero() && shared.forward.is_none() && shared.capacity.serve_at_once() =>
         {
-            shared.stats.record_answered_at_once(t, ServerEvent::Ok, id);
+            shared.answered_at_once(t, ServerEvent::Ok, id, counted);
             text_static(StatusCode::OK, "ok\n")
         }
         Fate::Reset { after } => {

@@ -29,6 +29,7 @@ pub(crate) fn render(stats: &Stats) -> String {
         ("503", t.status_503),
         ("reset", t.resets),
         ("shed", t.shed),
+        ("limited", t.limited),
     ] {
         let _ = writeln!(
             s,

@@ -6,6 +6,7 @@ use crate::forward::Forward;
 use crate::options::Admin;
 use crate::reply::{text_static, Reply};
 use crate::Stats;
+use herd_scenario::rate_limit::Limiter;
 use herd_scenario::ServerEvent;
 use http::header::{HeaderValue, RETRY_AFTER};
 use http::StatusCode;
@@ -26,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) epoch: Instant,
     /// The one fault RNG: fates are drawn in arrival order from a single seeded stream.
     pub(crate) rng: Mutex<Pcg64Mcg>,
+    /// The rate limit in front of everything, if configured.
+    pub(crate) limiter: Option<Mutex<Limiter>>,
     /// Counts and gauges.
     pub(crate) stats: Arc<Stats>,
     /// Workers and their queue.
@@ -58,6 +61,10 @@ impl Shared {
         });
         Shared {
             service: config.service_time.sampler(),
+            limiter: config
+                .rate_limit
+                .as_ref()
+                .map(|r| Mutex::new(Limiter::new(r))),
             config,
             epoch,
             rng: Mutex::new(herd_scenario::Seeds(seed).faults()),
@@ -87,4 +94,40 @@ impl Shared {
         }
         r
     }
+
+    /// A rejection by the rate limit: its status, with its `Retry-After` when configured.
+    pub(crate) fn limited(&self) -> Reply {
+        let Some(rule) = &self.config.rate_limit else {
+            return text_static(StatusCode::SERVICE_UNAVAILABLE, "rate limited\n");
+        };
+        let status = StatusCode::from_u16(rule.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+        let mut r = text_static(status, "rate limited\n");
+        if rule.retry_after_s > 0 {
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(rule.retry_after_s));
+        }
+        r
+    }
+
+    /// Counts `ev` at `t` for a request answered in the same instant it reached the fault
+    /// rules: with its arrival, under one lock, unless the arrival was counted already (a
+    /// request the rate limit delayed).
+    pub(crate) fn answered_at_once(
+        &self,
+        t: Duration,
+        ev: ServerEvent,
+        id: Option<u64>,
+        counted: bool,
+    ) {
+        if counted {
+            self.stats.record(t, ev, id);
+        } else {
+            self.stats.record_answered_at_once(t, ev, id);
+        }
+    }
+}
+
+/// Nanoseconds in `d`, saturating (the limiter's clock).
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

@@ -197,3 +197,54 @@ async fn stats_and_metrics_show_the_target() {
     })
     .await;
 }
+
+/// A rate limit in front of a target: what it rejects is answered by the front (429 with
+/// `Retry-After`) and never forwarded; what it accepts reaches the target.
+#[tokio::test]
+async fn a_rate_limit_rejects_in_front_of_the_target() {
+    bounded(async {
+        let target = echo_target().await;
+        let config = sc::Upstream {
+            rate_limit: Some(sc::RateLimit {
+                burst: 1,
+                status: 429,
+                retry_after_s: 3,
+                // 1 request a minute: nothing drains during the test.
+                ..sc::RateLimit::nodelay_per_second(1.0 / 60.0)
+            }),
+            ..front(target, None)
+        };
+        let up = UpstreamServer::start(config, 1, any()).await.unwrap();
+        let mut heads = vec![];
+        for _ in 0..4 {
+            let a = exchange(
+                up.local_addr(),
+                "GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            )
+            .await;
+            heads.push(a.lines().next().unwrap_or("").to_owned());
+            if a.starts_with("HTTP/1.1 429") {
+                assert!(a.to_lowercase().contains("\r\nretry-after: 3\r\n"), "{a}");
+            }
+        }
+        let want = ["HTTP/1.1 201 Created", "HTTP/1.1 201 Created"];
+        assert_eq!(heads[..2], want, "{heads:?}");
+        assert!(
+            heads[2..].iter().all(|h| h.starts_with("HTTP/1.1 429")),
+            "{heads:?}"
+        );
+        let t = up.report().target.expect("target totals");
+        assert_eq!((t.requests, t.status.s2xx), (2, 2));
+        let c = up.counts().totals();
+        assert_eq!((c.received, c.limited), (4, 2));
+        let metrics = exchange(
+            up.local_addr(),
+            "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        let line = "herd_upstream_requests_total{outcome=\"limited\"} 2";
+        assert!(metrics.lines().any(|l| l == line), "{metrics}");
+        up.shutdown().await;
+    })
+    .await;
+}

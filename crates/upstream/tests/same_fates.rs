@@ -18,6 +18,10 @@
 //! first request and closes 200 ms after its last. Each connection is opened before its
 //! instant, so only the request's write is timed. A scheduling delay under ~40 ms changes
 //! nothing; the seed is chosen so every kind of reply occurs (checked, not assumed).
+//!
+//! A second scenario puts a rate limit in front of the same faults (see
+//! [`limited_config`] for its margins): requests it delays, rejects with 429, and one
+//! whose client leaves while it waits.
 
 use herd_scenario::{self as sc, HoldAnswer, Incident, Seeds, ServerCounts, ServiceTime, Shed};
 use herd_sim::{upstream_fates, Arrival, Reply};
@@ -64,6 +68,7 @@ fn config() -> sc::Upstream {
             hold: true,
             hold_answer: HoldAnswer::Reset,
         }],
+        rate_limit: None,
         target: None,
     }
 }
@@ -113,6 +118,87 @@ async fn simulated_and_real_upstreams_agree_request_by_request() {
             .any(|g| [g[0].1, g[1].1, g[2].1] == [Reply::Ok, Reply::Nothing, shed]),
         "{sim:?}"
     );
+
+    let (real, real_counts) =
+        tokio::time::timeout(Duration::from_secs(60), real(config, &arrivals))
+            .await
+            .expect("bounded");
+    assert_eq!(real, sim, "replies, request by request");
+    assert_eq!(real_counts.totals(), sim_counts.totals(), "server counts");
+}
+
+/// The faults of [`config`] without the hold, behind `limit_req rate=2r/s burst=1`
+/// (queued), rejecting with 429 and `Retry-After: 2`. Each group of [`limited_arrivals`]
+/// starts with the bucket empty (2 s apart; it drains in under 1.5 s):
+///
+/// - at 0 ms: excess 0, on at once;
+/// - at 100 ms: excess 0.8, delayed 400 ms, to 500 ms (the worker is free by then: the
+///   longest work, a stall, ends at 300 ms);
+/// - at 200 ms: excess 1.6 > burst, 429;
+/// - at 700 ms: excess 0.6, delayed 300 ms to 1000 ms, but its client leaves at 800 ms:
+///   dropped while it waits (no fate, no worker), counted only as received.
+///
+/// Every excess is at least 0.2 (100 ms of the rate) from a threshold, and every delay
+/// ends 200 ms from anything else due.
+fn limited_config() -> sc::Upstream {
+    sc::Upstream {
+        incidents: vec![],
+        rate_limit: Some(sc::RateLimit {
+            burst: 1,
+            delay: 0,
+            status: 429,
+            retry_after_s: 2,
+            ..sc::RateLimit::nodelay_per_second(2.0)
+        }),
+        ..config()
+    }
+}
+
+const LIMITED_GROUPS: u64 = 6;
+
+fn limited_arrivals() -> Vec<Arrival> {
+    let mut v = Vec::new();
+    for g in 0..LIMITED_GROUPS {
+        let start = 100 + g * 2000;
+        for (k, (at, leaves)) in [(0, None), (100, None), (200, None), (700, Some(800))]
+            .into_iter()
+            .enumerate()
+        {
+            v.push(Arrival {
+                id: g * 4 + k as u64 + 1,
+                at: ms(start + at),
+                leaves: leaves.map(|l| ms(start + l)),
+            });
+        }
+    }
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_rate_limit_too() {
+    let config = limited_config();
+    let arrivals = limited_arrivals();
+    let (fated, sim_counts) = upstream_fates(&config, Seeds(SEED), &arrivals);
+    let sim: Vec<(u64, Reply)> = fated.iter().map(|f| (f.id, f.reply)).collect();
+    let limited = Reply::Limited {
+        status: 429,
+        retry_after: true,
+    };
+    for (k, (_, reply)) in sim.iter().enumerate() {
+        match k % 4 {
+            2 => assert_eq!(*reply, limited, "{sim:?}"),
+            3 => assert_eq!(*reply, Reply::Nothing, "{sim:?}"),
+            _ => assert!(*reply != limited && *reply != Reply::Nothing, "{sim:?}"),
+        }
+    }
+    // The delayed request's answer comes at the end of its delay (or after its work).
+    assert!(fated[1].at.unwrap() >= ms(600), "{:?}", fated[1]);
+    let t = sim_counts.totals();
+    assert_eq!(
+        (t.received, t.limited),
+        (4 * LIMITED_GROUPS, LIMITED_GROUPS)
+    );
+    assert!(t.ok > 0 && t.status_503 + t.resets > 0, "{t:?}");
 
     let (real, real_counts) =
         tokio::time::timeout(Duration::from_secs(60), real(config, &arrivals))
@@ -175,6 +261,10 @@ async fn read_reply(stream: &mut TcpStream) -> Reply {
             return match head.split(' ').nth(1) {
                 Some("200") => Reply::Ok,
                 Some("503") => Reply::Unavailable {
+                    retry_after: head.contains("\r\nretry-after:"),
+                },
+                Some("429") => Reply::Limited {
+                    status: 429,
                     retry_after: head.contains("\r\nretry-after:"),
                 },
                 other => panic!("unexpected status {other:?}"),

@@ -2,6 +2,7 @@
 //! refusal names the file, line and key.
 
 use super::*;
+use crate::RateLimit;
 use herd_retry::Jitter;
 
 const OK: &str = r#"
@@ -285,4 +286,107 @@ fn backlog_defaults_and_must_be_positive() {
         "{m}"
     );
     assert!(m.contains("at least 1"), "{m}");
+}
+
+/// `OK` with `[upstream.rate_limit]` holding `body` (its first key on line 15).
+fn limited(body: &str) -> String {
+    OK.replace(
+        "[[arms]]\nid = \"a\"",
+        &format!("[upstream.rate_limit]\n{body}\n[[arms]]\nid = \"a\""),
+    )
+}
+
+#[test]
+fn rate_limits_read_as_nginx_writes_them() {
+    let rl = |body: &str| parse(&limited(body), "t.toml").unwrap().upstream.rate_limit;
+    assert_eq!(parse(OK, "t.toml").unwrap().upstream.rate_limit, None);
+    let r = rl("rate = 200\nburst = 20\nnodelay = true").unwrap();
+    assert_eq!(
+        r,
+        RateLimit {
+            milli_rate: 200_000,
+            burst: 20,
+            delay: RateLimit::NODELAY,
+            status: 503,
+            retry_after_s: 0,
+        }
+    );
+    // nginx's defaults: no burst, every request over the rate delayed, 503.
+    let r = rl("rate = \"30r/m\"").unwrap();
+    assert_eq!((r.milli_rate, r.burst, r.delay, r.status), (500, 0, 0, 503));
+    assert_eq!(rl("rate = \"1r/m\"").unwrap().milli_rate, 16);
+    assert_eq!(rl("rate = \"7r/s\"").unwrap().milli_rate, 7000);
+    assert_eq!(rl("rate = 0.5").unwrap().milli_rate, 500);
+    let r =
+        rl("rate = 10\nburst = 12\ndelay = 8\nstatus = 429\nretry_after_s = 2\nkey = \"global\"")
+            .unwrap();
+    assert_eq!((r.delay, r.status, r.retry_after_s), (8, 429, 2));
+}
+
+#[test]
+fn rate_limit_errors_name_the_line_and_key() {
+    let m = |body: &str| msg(&limited(body));
+    let cases = [
+        ("rate = 0", 15, "upstream.rate_limit.rate", "greater than 0"),
+        ("rate = 0.0001", 15, "upstream.rate_limit.rate", "0.001"),
+        ("rate = 2e9", 15, "upstream.rate_limit.rate", "at most"),
+        ("rate = \"200r/h\"", 15, "upstream.rate_limit.rate", "30r/m"),
+        ("rate = \"0r/s\"", 15, "upstream.rate_limit.rate", "from 1"),
+        ("rate = true", 15, "upstream.rate_limit.rate", "200r/s"),
+        (
+            "rate = 1\nburst = -1",
+            16,
+            "upstream.rate_limit.burst",
+            "0 or more",
+        ),
+        (
+            "rate = 1\nnodelay = true\ndelay = 2",
+            17,
+            "upstream.rate_limit.delay",
+            "nodelay",
+        ),
+        (
+            "rate = 1\nstatus = 200",
+            16,
+            "upstream.rate_limit.status",
+            "400 to 599",
+        ),
+        (
+            "rate = 1\nkey = \"consumer\"",
+            16,
+            "upstream.rate_limit.key",
+            "not modelled",
+        ),
+        (
+            "rate = 1\nkey = \"ip\"",
+            16,
+            "upstream.rate_limit.key",
+            "unknown key",
+        ),
+        (
+            "rate = 1\nretry_after_s = -1",
+            16,
+            "upstream.rate_limit.retry_after_s",
+            "0 or more",
+        ),
+        (
+            "rate = 1\nbrust = 3",
+            16,
+            "upstream.rate_limit.brust",
+            "unknown field",
+        ),
+        (
+            "burst = 3",
+            14,
+            "upstream.rate_limit",
+            "missing field `rate`",
+        ),
+    ];
+    for (body, line, key, says) in cases {
+        let m = m(body);
+        assert!(
+            m.starts_with(&format!("bad.toml:{line}:")) && m.contains(key) && m.contains(says),
+            "{body}: {m}"
+        );
+    }
 }
