@@ -301,9 +301,50 @@ pub struct ImportArgs {
     /// Skip malformed lines (counted and reported on stderr) instead of stopping at the first.
     #[arg(long)]
     pub skip_bad_lines: bool,
+    /// Place the requests that share an instant of the log's clock (a `$time_local` log's
+    /// second) within it: `poisson` at sorted uniform draws (a Poisson process with the
+    /// log's per-second counts; seeded), `uniform` evenly, the k-th of n at (k + ½)/n.
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub spread: Option<SpreadArg>,
+    /// Seed for `--spread poisson` (the same seed gives the same trace).
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+    /// Fold obvious retries into the request they repeat: the same client, method and path
+    /// within WINDOW of the previous one (`300ms`, `2s`; a bare number is ms). Counted.
+    #[arg(long, value_name = "WINDOW", value_parser = window)]
+    pub fold_retries: Option<std::time::Duration>,
     /// Write to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
+}
+
+/// How `herd trace import --spread` places the requests of one instant.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum SpreadArg {
+    /// Evenly: the k-th of n at (k + ½)/n of the instant.
+    Uniform,
+    /// Sorted uniform draws, seeded: a Poisson process with the log's counts.
+    Poisson,
+}
+
+/// `300ms`, `2s`, `1.5s` or a bare number of milliseconds, greater than 0.
+fn window(s: &str) -> Result<std::time::Duration, String> {
+    let (num, scale) = match s.trim() {
+        t if t.ends_with("ms") => (&t[..t.len() - 2], 1e-3),
+        t if t.ends_with('s') => (&t[..t.len() - 1], 1.0),
+        t => (t, 1e-3),
+    };
+    let x: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a window (300ms, 2s, or milliseconds)"))?;
+    let secs = x * scale;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!(
+            "`{s}`: a window is greater than 0 and at most a day"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 #[derive(Args, Debug)]

@@ -159,20 +159,45 @@ fn bad_out_dir_is_refused_before_the_run() {
     }
 }
 
-#[test]
-fn html_renders_in_headless_chromium() {
+/// Whether Chromium is here to render pages (it must be under CI).
+fn have_chromium() -> bool {
     if !Path::new(CHROMIUM).exists() {
         assert!(
             std::env::var_os("CI").is_none(),
             "{CHROMIUM} is missing under CI: .ci/run must install Debian's chromium"
         );
-        eprintln!("note: {CHROMIUM} not found; skipping the screenshot test");
+        eprintln!("note: {CHROMIUM} not found; skipping the Chromium check");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn html_renders_in_headless_chromium() {
+    if !have_chromium() {
         return;
     }
     let out = bench_out("report-chromium");
     let work = tempdir("report-chromium-profile");
     let png = work.join("report.png");
     let html = out.join("report.html").canonicalize().unwrap();
+    chromium(
+        &work,
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1400,2400".into(),
+        ],
+        &html,
+        Stdio::null(),
+    );
+    let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 20_000, "screenshot is {size} bytes: an empty page?");
+    eprintln!("screenshot: {} ({size} bytes)", png.display());
+}
+
+/// Headless Chromium on `html` with `args`, its stdout to `stdout`, in a profile under
+/// `work` (removed after); fails the test if it fails or takes more than 90 s.
+fn chromium(work: &Path, args: &[String], html: &Path, stdout: Stdio) {
     let mut child = Command::new(CHROMIUM)
         .args([
             "--headless",
@@ -189,11 +214,10 @@ fn html_renders_in_headless_chromium() {
             "--user-data-dir={}",
             work.join("profile").display()
         ))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg("--window-size=1400,2400")
+        .args(args)
         .arg(format!("file://{}", html.display()))
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::null())
         .spawn()
         .expect("chromium starts");
@@ -210,8 +234,77 @@ fn html_renders_in_headless_chromium() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(status.success(), "chromium failed: {status}");
-    let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
-    assert!(size > 20_000, "screenshot is {size} bytes: an empty page?");
-    eprintln!("screenshot: {} ({size} bytes)", png.display());
     let _ = std::fs::remove_dir_all(work.join("profile"));
+}
+
+/// A proxy run's page holds the target's table (forwarded, the target's status classes,
+/// no answer, target latency), as the page Chromium renders it.
+#[test]
+fn a_target_runs_page_has_the_target_table_in_chromium() {
+    let dir = tempdir("report-target");
+    let nginx = common::nginx::Nginx::start(dir.join("nginx"));
+    let file = dir.join("small-target.toml");
+    std::fs::write(
+        &file,
+        SMALL.replace(
+            "[upstream]\n",
+            &format!(
+                "[upstream]\ntarget = \"{}\"\nsettle_ms = 100\n",
+                nginx.url()
+            ),
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = herd(&[
+        "bench",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let undici = arm(&report, "undici");
+    let forwarded = undici["target_requests"].as_u64().unwrap();
+    assert!(forwarded > 0);
+    assert_eq!(nginx.lines_for("undici") as u64, forwarded);
+    // The row as the page writes it: arm, server requests, forwarded, 2xx (nginx answers
+    // every forwarded request 200), 3xx, 4xx, 5xx, no answer.
+    let row = format!(
+        "<tr><td>undici</td><td class=\"r\">{}</td><td class=\"r\">{forwarded}</td><td class=\"r\">{forwarded}</td><td class=\"r\">0</td><td class=\"r\">0</td><td class=\"r\">0</td><td class=\"r\">0</td>",
+        undici["server_requests"]
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<h2>Target</h2>\n<p class=\"meta\">target {}",
+            nginx.url()
+        )),
+        "{html}"
+    );
+    assert!(html.contains("<th class=\"r\">target p50</th><th class=\"r\">target p99</th>"));
+    assert!(html.contains(&row), "{row} not in {html}");
+    if !have_chromium() {
+        return;
+    }
+    // Chromium's DOM after parsing the page: the target table is a second table, its
+    // header and the undici row inside it.
+    let work = tempdir("report-target-profile");
+    let dom = work.join("dom.html");
+    chromium(
+        &work,
+        &["--dump-dom".into()],
+        &out.join("report.html").canonicalize().unwrap(),
+        Stdio::from(std::fs::File::create(&dom).unwrap()),
+    );
+    let dom = std::fs::read_to_string(&dom).unwrap();
+    let target = &dom[dom
+        .find("<h2>Target</h2>")
+        .expect("the target section in the DOM")..];
+    let table = &target[target.find("<table>").unwrap()..target.find("</table>").unwrap()];
+    assert!(table.contains("<th class=\"r\">forwarded</th>"), "{table}");
+    assert!(table.contains(&row), "{table}");
+    assert!(table.contains("<td>none</td>"), "{table}");
 }

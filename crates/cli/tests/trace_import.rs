@@ -244,7 +244,8 @@ fn herd_sim_retries_by_each_requests_method() {
     assert_eq!(run("t_ms,consumer,method\n0,0,POST\n100,0,PATCH\n"), (2, 2));
 }
 
-/// Debian's nginx, on a free loopback port, logging with `$msec`; killed on drop.
+/// Debian's nginx, on a free loopback port, logging with `$msec` (`access.log`) and with
+/// its default `combined` format's `$time_local` (`access-local.log`); killed on drop.
 struct Nginx {
     child: Child,
     port: u16,
@@ -268,7 +269,7 @@ impl Nginx {
                    client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
                    uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
                    log_format timed '$remote_addr - $remote_user [$msec] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\"';\n\
-                   server {{\n    listen 127.0.0.1:{port};\n    access_log {d}/access.log timed;\n    location / {{ return 200 \"ok\\n\"; }}\n  }}\n}}\n"
+                   server {{\n    listen 127.0.0.1:{port};\n    access_log {d}/access.log timed;\n    access_log {d}/access-local.log combined;\n    location / {{ return 200 \"ok\\n\"; }}\n  }}\n}}\n"
             ),
         )
         .unwrap();
@@ -407,8 +408,244 @@ fn a_live_nginx_log_replays_in_herd_sim_at_its_own_instants() {
         .map(|b| (b["t_ms"].as_u64().unwrap(), b["offered"].as_u64().unwrap()))
         .collect();
     assert_eq!(got, want);
+    // The same requests in nginx's default format: 1 s instants, said; spread, each stays
+    // in the second nginx stamped it with.
+    let local = dir.join("access-local.log");
+    let o = herd(&[
+        "trace",
+        "import",
+        local.to_str().unwrap(),
+        "--format",
+        "combined",
+        "--spread",
+        "poisson",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{} has 1 s timestamps: {} requests on",
+            local.display(),
+            plan.len()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let spread: Vec<f64> = stdout(&o)
+        .lines()
+        .skip(2)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(spread.len(), plan.len());
+    for (t, ms) in spread.iter().zip(&msec) {
+        assert_eq!(
+            (*t / 1000.0).floor() as u64,
+            ms / 1000 - msec[0] / 1000,
+            "{t}"
+        );
+    }
 }
 
 fn nginx_log(dir: &Path) -> String {
     dir.join("access.log").display().to_string()
+}
+
+/// Seconds since the epoch of 2026-12-03T00:00:00Z.
+const DEC_3: u64 = 1_796_256_000;
+
+/// One seeded Poisson traffic (`rate` req/s for `secs` s from 2026-12-03T00:00:00Z, three
+/// clients), logged twice as nginx would: with `$msec` and with its default
+/// `$time_local` (the same instant, cut to the second).
+fn one_traffic_two_logs(dir: &Path, rate: f64, secs: f64) -> (PathBuf, PathBuf) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
+    let (mut msec, mut local) = (String::new(), String::new());
+    let mut t = 0.0;
+    loop {
+        t += -(1.0 - rng.random::<f64>()).ln() / rate;
+        if t >= secs {
+            break;
+        }
+        let ms = (t * 1000.0) as u64;
+        let client = format!("10.0.0.{}", rng.random_range(1..4));
+        let rest = "\"GET /items HTTP/1.1\" 200 3 \"-\" \"load\"";
+        msec += &format!(
+            "{client} - - [{}.{:03}] {rest}\n",
+            DEC_3 + ms / 1000,
+            ms % 1000
+        );
+        let s = ms / 1000;
+        local += &format!(
+            "{client} - - [03/Dec/2026:{:02}:{:02}:{:02} +0000] {rest}\n",
+            s / 3600,
+            s / 60 % 60,
+            s % 60
+        );
+    }
+    let (a, b) = (dir.join("msec.log"), dir.join("local.log"));
+    std::fs::write(&a, msec).unwrap();
+    std::fs::write(&b, local).unwrap();
+    (a, b)
+}
+
+#[test]
+fn a_seconds_clock_is_said_and_spread_replays_like_the_millisecond_log() {
+    // Below the upstream's capacity and well above it.
+    for rate in [380.0, 550.0] {
+        seconds_clock_at(rate);
+    }
+}
+
+fn seconds_clock_at(rate: f64) {
+    let dir = tempdir(&format!("import-clock-{rate}"));
+    let (msec, local) = one_traffic_two_logs(&dir, rate, 20.0);
+    // An upstream of 4 workers × 10 ms (400 req/s) with a short queue, shedding 503s: a
+    // burst of a second's requests at one instant is shed, the same requests spread are not.
+    let scenario = dir.join("capacity.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"capacity\"\nseed = 5\n[load]\nrequests = 100\n\
+         [upstream]\nerror_rate = 0\nreset_rate = 0\nstall_rate = 0\n\
+         service_time = { dist = \"constant\", ms = 10 }\nworkers = 4\nqueue_limit = 8\nshed = \"503\"\n\
+         [[arms]]\nid = \"no-retry\"\npolicy = \"none\"\n",
+    )
+    .unwrap();
+    let import = |log: &Path, extra: &[&str]| {
+        let out = dir.join(format!(
+            "{}{}.csv",
+            log.file_stem().unwrap().to_str().unwrap(),
+            extra.join("")
+        ));
+        let mut a = vec![
+            "trace",
+            "import",
+            log.to_str().unwrap(),
+            "--format",
+            "combined",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        a.extend(extra);
+        let o = herd(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (out, stderr(&o))
+    };
+    let hard_fail = |trace: &Path| {
+        let v = json(&herd(&[
+            "sim",
+            scenario.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "--json",
+            "-",
+            "--quiet",
+        ]));
+        arm(&v, "no-retry")["hard_fail_ratio"].as_f64().unwrap() * 100.0
+    };
+    let (msec_trace, said) = import(&msec, &[]);
+    assert!(
+        !said.contains("timestamps"),
+        "a 1 ms clock is not warned about: {said}"
+    );
+    let (local_trace, said) = import(&local, &[]);
+    let lines = std::fs::read_to_string(&local).unwrap().lines().count();
+    assert!(
+        said.contains(&format!(
+            "{} has 1 s timestamps: {lines} requests on 20 instants",
+            local.display()
+        )) && said.contains("--spread poisson places them within their 1 s instant"),
+        "{said}"
+    );
+    let (spread_trace, said) = import(&local, &["--spread", "poisson"]);
+    assert!(said.contains("has 1 s timestamps"), "{said}");
+    assert!(
+        said.contains("spread within each 1 s instant as a Poisson process with the log's counts"),
+        "{said}"
+    );
+    let again = import(&local, &["--spread", "poisson", "--seed", "1"]).0;
+    assert_eq!(
+        std::fs::read_to_string(&spread_trace).unwrap(),
+        std::fs::read_to_string(&again).unwrap(),
+        "the default seed is 1, and a seed gives one trace"
+    );
+    let (uniform_trace, _) = import(&local, &["--spread", "uniform"]);
+    let (m, l, p, u) = (
+        hard_fail(&msec_trace),
+        hard_fail(&local_trace),
+        hard_fail(&spread_trace),
+        hard_fail(&uniform_trace),
+    );
+    eprintln!(
+        "no-retry hard-fail, {rate} req/s, {lines} requests: $msec {m:.2}%, $time_local as logged {l:.2}%, \
+         --spread poisson {p:.2}%, --spread uniform {u:.2}%"
+    );
+    assert!((p - m).abs() <= 3.0, "poisson {p:.2}% vs $msec {m:.2}%");
+    assert!(l > m + 30.0, "as logged {l:.2}% vs $msec {m:.2}%");
+    assert!(
+        u <= m + 1.0,
+        "evenly spaced is no burstier than Poisson: {u:.2}% vs {m:.2}%"
+    );
+}
+
+#[test]
+fn retries_behind_the_log_are_folded_and_counted() {
+    let dir = tempdir("import-fold");
+    let log = dir.join("access.log");
+    // A client retrying a 503 twice, 100 and 300 ms later; another client's same request.
+    std::fs::write(
+        &log,
+        "10.0.0.1 - - [1796256000.000] \"GET /a HTTP/1.1\" 503 1 \"-\" \"c\"\n\
+         10.0.0.2 - - [1796256000.050] \"GET /a HTTP/1.1\" 200 1 \"-\" \"c\"\n\
+         10.0.0.1 - - [1796256000.100] \"GET /a HTTP/1.1\" 503 1 \"-\" \"c\"\n\
+         10.0.0.1 - - [1796256000.400] \"GET /a HTTP/1.1\" 200 1 \"-\" \"c\"\n\
+         10.0.0.1 - - [1796256000.450] \"POST /a HTTP/1.1\" 200 1 \"-\" \"c\"\n",
+    )
+    .unwrap();
+    let o = herd(&[
+        "trace",
+        "import",
+        log.to_str().unwrap(),
+        "--format",
+        "combined",
+        "--fold-retries",
+        "500ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "folded 2 requests into the one before (same client, method and path within 500 ms of it)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).ends_with("t_ms,consumer,method,path\n0,0,GET,/a\n50,1,GET,/a\n450,0,POST,/a\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = herd(&[
+        "trace",
+        "import",
+        log.to_str().unwrap(),
+        "--format",
+        "json",
+        "--fold-retries",
+        "1s",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--consumer"), "{}", stderr(&o));
+    let o = herd(&[
+        "trace",
+        "import",
+        log.to_str().unwrap(),
+        "--format",
+        "combined",
+        "--fold-retries",
+        "soon",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`soon` is not a window"),
+        "{}",
+        stderr(&o)
+    );
 }

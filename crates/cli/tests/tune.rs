@@ -216,6 +216,61 @@ fn a_sweep_runs_every_arm_and_plots_each_figure() {
     assert!(dir.join("tune.html").is_file());
 }
 
+/// tune.html: the points as an HTML table with the recommended row marked, and a front
+/// plot of points whose limit lines say which limit they are.
+#[test]
+fn tune_html_has_a_table_and_the_front_as_labelled_points() {
+    let dir = tempdir("tune-html");
+    let r = tune(&[
+        "incident",
+        "--vary",
+        "retries=0..3",
+        "--seeds",
+        "2",
+        "--max-hard-fail",
+        "0.05",
+        "--max-load",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let i = r["recommended"].as_u64().expect("a recommendation");
+    let html = std::fs::read_to_string(dir.join("tune.html")).unwrap();
+    assert!(
+        html.contains("<thead><tr><th class=\"r\">#</th><th>retries</th><th class=\"r\">load</th>"),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches("<tr class=\"recommended\">").count(),
+        1,
+        "{html}"
+    );
+    assert!(html.contains(&format!(
+        "<tr class=\"recommended\"><td class=\"r\">{i} ★</td><td>{i}</td>"
+    )));
+    let body = &html[html.find("<tbody>").unwrap()..html.find("</tbody>").unwrap()];
+    assert_eq!(
+        body.matches("<tr").count(),
+        r["points"].as_array().unwrap().len()
+    );
+    assert!(!html.contains("| # |"), "no markdown table left: {html}");
+    let svg = std::fs::read_to_string(dir.join("front.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("SVG parses");
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    for want in [
+        "--max-load 3.000x",
+        "--max-hard-fail 5.00%",
+        &format!("recommended: retries={i}"),
+    ] {
+        assert!(texts.contains(&want), "no {want}: {texts:?}");
+    }
+}
+
 #[test]
 fn output_does_not_depend_on_the_thread_count() {
     let run = |threads: &str| {

@@ -2,7 +2,9 @@
 //! nothing else: CSS and both plots are inline, there is no script and no network fetch.
 //!
 //! The results table is rendered from the same [`Table`] value as the terminal's markdown,
-//! so the page and the terminal can never disagree on a column or a rounding.
+//! so the page and the terminal can never disagree on a column or a rounding. A run in
+//! front of a real service adds that service's table ([`Table::target_of`]): without it a
+//! reader cannot tell the service's own 503s from the ones herd injected.
 
 use crate::Inputs;
 use herd_scenario::table::{self, Align, Table};
@@ -50,6 +52,20 @@ pub fn render_html(inputs: &Inputs<'_>, timeline_svg: &str, latency_svg: &str) -
     }
     h.push_str("<h2>Results</h2>\n");
     h.push_str(&table_html(&Table::of(r)));
+    if let (Some(t), Some(target)) = (&r.target, Table::target_of(r)) {
+        let _ = write!(
+            h,
+            "<h2>Target</h2>\n<p class=\"meta\">{}</p>\n",
+            esc(&table::target_heading(t))
+        );
+        h.push_str(&table_html(&target));
+        h.push_str(
+            "<p>Server requests reached herd's front; those not forwarded were answered there by \
+             the injected faults (503s, resets, shed). The status and latency columns are the \
+             target's own answers to what was forwarded; no answer: connection refused, timed \
+             out or broken.</p>\n",
+        );
+    }
     h.push_str("<h2>Server load over time</h2>\n<figure>\n");
     h.push_str(strip_prolog(timeline_svg));
     h.push_str(
@@ -177,6 +193,48 @@ mod tests {
             "no fetches"
         );
         assert!(!h.contains("<?xml"));
+    }
+
+    #[test]
+    fn a_proxy_run_shows_the_target_table() {
+        let mut f = Fixture::new(2, 4);
+        let inputs = f.inputs();
+        let h = render_html(&inputs, "<svg/>", "<svg/>");
+        assert!(!h.contains("<h2>Target</h2>"), "no target, no table");
+        for a in &mut f.report.arms {
+            a.target_requests = Some(90);
+            a.target_status = Some(herd_scenario::StatusClasses {
+                s2xx: 80,
+                s5xx: 9,
+                ..Default::default()
+            });
+            a.target_errors = Some(herd_scenario::TargetErrors {
+                timeout: 1,
+                ..Default::default()
+            });
+            a.target_latency_ms = Some(herd_scenario::Latency {
+                p50: 1.25,
+                p99: 30.0,
+                ..Default::default()
+            });
+        }
+        f.report.target = Some(herd_scenario::TargetInfo {
+            url: "http://127.0.0.1:8089".into(),
+            connect_timeout_ms: 1000,
+            answer_timeout_ms: 10000,
+            settle_ms: 500,
+        });
+        let h = render_html(&f.inputs(), "<svg/>", "<svg/>");
+        assert!(h.contains("<h2>Target</h2>\n<p class=\"meta\">target http://127.0.0.1:8089 (connect timeout 1000 ms"), "{h}");
+        assert!(
+            h.contains("<th class=\"r\">forwarded</th><th class=\"r\">2xx</th>"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<td class=\"r\">90</td><td class=\"r\">80</td><td class=\"r\">0</td><td class=\"r\">0</td><td class=\"r\">9</td><td class=\"r\">1</td><td class=\"r\">1.2ms</td><td class=\"r\">30.0ms</td></tr>"),
+            "{h}"
+        );
+        assert_eq!(h.matches("<table>").count(), 2);
     }
 
     #[test]

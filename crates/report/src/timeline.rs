@@ -159,17 +159,18 @@ impl<'a> Frame<'a> {
             .y_label_area_size(if overview { 70 } else { 56 })
             .build_cartesian_2d(0f64..self.x_max, 0f64..self.y_max)
             .map_err(e)?;
-        // Whole seconds unless the run is so short that they would repeat.
-        let x_decimals = if self.x_max < 5.0 { 1 } else { 0 };
+        let (x_n, x_decimals) = ticks(self.x_max, if overview { 20 } else { 10 });
+        let (y_n, y_decimals) = ticks(self.y_max, if overview { 10 } else { 4 });
         let x_label = move |v: &f64| format!("{:.*}", x_decimals, v);
+        let y_label = move |v: &f64| format!("{:.*}", y_decimals, v);
         let mut mesh = chart.configure_mesh();
         mesh.light_line_style(RGBColor(0xee, 0xee, 0xee))
             .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
             .label_style(("sans-serif", if overview { 13 } else { 11 }))
-            .x_labels(if overview { 20 } else { 10 })
-            .y_labels(if overview { 10 } else { 4 })
+            .x_labels(x_n)
+            .y_labels(y_n)
             .x_label_formatter(&x_label)
-            .y_label_formatter(&|v| format!("{v:.0}"));
+            .y_label_formatter(&y_label);
         if overview {
             mesh.x_desc("time since start (s)").y_desc("requests/s");
         }
@@ -262,6 +263,32 @@ impl<'a> Frame<'a> {
     }
 }
 
+/// How many labels to ask plotters for on an axis over `0..max` (at most `want`), and the
+/// decimals they need. Plotters steps by 1, 2 or 5 times a power of ten; a formatter with
+/// fewer decimals than the step turns `0, 0.5, 1, 1.5` into `0 0 1 2`. So from 2 up the
+/// count is capped so the step is at least 1 (whole labels), and below it the decimals are
+/// those of the step plotters will take: every label is distinct.
+fn ticks(max: f64, want: usize) -> (usize, usize) {
+    use plotters::coord::ranged1d::Ranged;
+    use plotters::coord::types::RangedCoordf64;
+    let n = if max >= 2.0 {
+        want.min(max.floor() as usize + 1)
+    } else {
+        want
+    };
+    let points = RangedCoordf64::from(0.0..max).key_points(n);
+    let step = points
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(f64::INFINITY, f64::min);
+    let decimals = if step.is_finite() && step < 1.0 {
+        (-step.log10() - 1e-9).ceil().max(0.0) as usize
+    } else {
+        0
+    };
+    (n, decimals)
+}
+
 /// The middle of the bucket starting at `t_ms`, seconds.
 fn mid(t_ms: u64) -> f64 {
     (t_ms as f64 + 50.0) / 1000.0
@@ -295,6 +322,40 @@ mod tests {
             "{texts:?}"
         );
         assert!(texts.iter().any(|t| t == "time since start (s)"));
+    }
+
+    #[test]
+    fn axis_labels_are_whole_and_unique() {
+        use plotters::coord::ranged1d::Ranged;
+        use plotters::coord::types::RangedCoordf64;
+        for max in [
+            0.3, 1.0, 1.08, 1.9, 2.0, 4.0, 5.0, 7.3, 12.0, 19.9, 41.0, 64.8, 432.0, 5400.0,
+        ] {
+            for want in [4, 10, 20] {
+                let (n, d) = ticks(max, want);
+                assert!(n <= want);
+                let labels: Vec<String> = RangedCoordf64::from(0.0..max)
+                    .key_points(n)
+                    .iter()
+                    .map(|v| format!("{v:.d$}"))
+                    .collect();
+                let mut unique = labels.clone();
+                unique.dedup();
+                assert_eq!(unique, labels, "{max} {want}: repeated");
+                assert!(labels.len() >= 2, "{max} {want}: {labels:?}");
+                if max >= 2.0 {
+                    assert_eq!(d, 0, "{max} {want}: whole: {labels:?}");
+                }
+            }
+        }
+        // A 6.5 s run: 0 1 2 3 4 5 6, no longer 0 0 1 2 2 2 ….
+        let (n, d) = ticks(6.5, 20);
+        let labels: Vec<String> = RangedCoordf64::from(0.0..6.5)
+            .key_points(n)
+            .iter()
+            .map(|v| format!("{v:.d$}"))
+            .collect();
+        assert_eq!(labels, ["0", "1", "2", "3", "4", "5", "6"]);
     }
 
     #[test]

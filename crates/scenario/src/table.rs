@@ -115,7 +115,60 @@ pub const COLUMNS: &[Column] = &[
     col("shed", "shed", Align::Right),
 ];
 
+/// The columns of a proxy run's second table: per arm, what reached herd's front, what it
+/// forwarded to the target and how the target answered.
+pub const TARGET_COLUMNS: &[Column] = &[
+    col("arm", "arm", Align::Left),
+    col("server requests", "server_requests", Align::Right),
+    col("forwarded", "target_requests", Align::Right),
+    col("2xx", "target_2xx", Align::Right),
+    col("3xx", "target_3xx", Align::Right),
+    col("4xx", "target_4xx", Align::Right),
+    col("5xx", "target_5xx", Align::Right),
+    col("no answer", "target_errors", Align::Right),
+    col("target p50", "target_p50_ms", Align::Right),
+    col("target p99", "target_p99_ms", Align::Right),
+];
+
 impl Table {
+    /// A proxy run's target table (see [`TARGET_COLUMNS`]; [`target_heading`] says what
+    /// the target was): one row per arm the target's counts cover. `None` for a run
+    /// without a target.
+    pub fn target_of(r: &Report) -> Option<Table> {
+        r.target.as_ref()?;
+        let rows = r
+            .arms
+            .iter()
+            .filter_map(|a| {
+                let (n, st, er, lat) = (
+                    a.target_requests?,
+                    a.target_status?,
+                    a.target_errors?,
+                    a.target_latency_ms?,
+                );
+                Some(vec![
+                    Cell::Text(a.id.clone()),
+                    Cell::Count(a.server_requests),
+                    Cell::Count(n),
+                    Cell::Count(st.s2xx),
+                    Cell::Count(st.s3xx),
+                    Cell::Count(st.s4xx),
+                    Cell::Count(st.s5xx),
+                    Cell::Count(er.total()),
+                    Cell::Ms(lat.p50),
+                    Cell::Ms(lat.p99),
+                ])
+            })
+            .collect();
+        Some(Table {
+            columns: TARGET_COLUMNS,
+            rows,
+            policies: vec![],
+            notes: vec![],
+            partial: None,
+        })
+    }
+
     /// The table of `r`.
     pub fn of(r: &Report) -> Table {
         let rows = r
@@ -153,6 +206,22 @@ impl Table {
     /// Markdown: the table, a blank line, then one `` - `id`: policy `` line per arm.
     /// A `|` in a cell is escaped so the row keeps its columns.
     pub fn to_markdown(&self) -> String {
+        let mut s = self.markdown_rows();
+        let _ = writeln!(s);
+        for (id, policy) in &self.policies {
+            let _ = writeln!(s, "- `{id}`: {policy}");
+        }
+        for line in &self.notes {
+            let _ = writeln!(s, "\n{line}");
+        }
+        if let Some(line) = &self.partial {
+            let _ = writeln!(s, "\n{line}");
+        }
+        s
+    }
+
+    /// The header, the rule and the rows, in markdown.
+    fn markdown_rows(&self) -> String {
         let mut s = String::new();
         let titles: Vec<&str> = self.columns.iter().map(|c| c.title).collect();
         let _ = writeln!(s, "| {} |", titles.join(" | "));
@@ -171,16 +240,6 @@ impl Table {
                 .map(|c| c.to_string().replace('|', "\\|"))
                 .collect();
             let _ = writeln!(s, "| {} |", cells.join(" | "));
-        }
-        let _ = writeln!(s);
-        for (id, policy) in &self.policies {
-            let _ = writeln!(s, "- `{id}`: {policy}");
-        }
-        for line in &self.notes {
-            let _ = writeln!(s, "\n{line}");
-        }
-        if let Some(line) = &self.partial {
-            let _ = writeln!(s, "\n{line}");
         }
         s
     }
@@ -271,41 +330,19 @@ pub fn render(r: &Report) -> String {
     s
 }
 
+/// What a proxy run's target was, the line above its target table.
+pub fn target_heading(t: &TargetInfo) -> String {
+    format!(
+        "target {} (connect timeout {} ms, answer timeout {} ms, {} ms settle between arms)",
+        t.url, t.connect_timeout_ms, t.answer_timeout_ms, t.settle_ms
+    )
+}
+
 /// A proxy run's second table: per arm, what reached herd, what went on to the target and
 /// how the target answered.
 fn target_table(r: &Report, t: &TargetInfo) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\ntarget {} (connect timeout {} ms, answer timeout {} ms, {} ms settle between arms):\n\n\
-         | arm | server requests | forwarded | 2xx | 3xx | 4xx | 5xx | no answer | target p50 | target p99 |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        t.url, t.connect_timeout_ms, t.answer_timeout_ms, t.settle_ms
-    );
-    for a in &r.arms {
-        let (Some(n), Some(st), Some(er), Some(lat)) = (
-            a.target_requests,
-            a.target_status,
-            a.target_errors,
-            a.target_latency_ms,
-        ) else {
-            continue;
-        };
-        let _ = writeln!(
-            s,
-            "| {} | {} | {n} | {} | {} | {} | {} | {} | {} | {} |",
-            a.id.replace('|', "\\|"),
-            a.server_requests,
-            st.s2xx,
-            st.s3xx,
-            st.s4xx,
-            st.s5xx,
-            er.total(),
-            Cell::Ms(lat.p50),
-            Cell::Ms(lat.p99)
-        );
-    }
-    s
+    let rows = Table::target_of(r).map_or(String::new(), |t| t.markdown_rows());
+    format!("\n{}:\n\n{rows}", target_heading(t))
 }
 
 #[cfg(test)]

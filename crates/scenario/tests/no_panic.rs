@@ -297,14 +297,16 @@ proptest! {
         Just(&b""[..]),
         Just(&b"127.0.0.1 - - [03/Dec/2026:06:40:01 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"x\"\n"[..]),
         Just(&b"{\"time\":1.5,\"method\":\"GET\",\"path\":\"/\"}\n"[..]),
-    ], format in 0..3u8, skip in any::<bool>()) {
-        use herd_scenario::trace::import::{import, ImportOptions, LogFormat};
+    ], format in 0..3u8, skip in any::<bool>(), spread in 0..3u8, fold in any::<bool>()) {
+        use herd_scenario::trace::import::{import, ImportOptions, LogFormat, Spread};
         let format = [LogFormat::Common, LogFormat::Combined, LogFormat::Json][format as usize];
         let opts = ImportOptions {
             format,
             clf_consumer: Default::default(),
             json: Default::default(),
             skip_bad_lines: skip,
+            spread: [None, Some((Spread::Uniform, 1)), Some((Spread::Poisson, 1))][spread as usize],
+            fold_retries: fold.then(|| std::time::Duration::from_millis(500)),
         };
         let mut input = prefix.to_vec();
         input.extend_from_slice(&bytes);

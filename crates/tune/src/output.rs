@@ -196,73 +196,25 @@ impl Tuned {
     /// and the recommended arm's TOML.
     pub fn text(&self) -> String {
         let r = &self.report;
+        let t = self.summary();
         let mut s = String::new();
-        let rows: Vec<(usize, usize)> = if r.mode == "tune" && r.points.len() <= ALL_SHOWN {
-            let _ = writeln!(
-                s,
-                "{} points, median (min–max) over {} seed(s); front: on the Pareto front over load, peak, hard-fail and p99:\n",
-                r.points.len(),
-                r.seeds.len()
-            );
-            (0..r.points.len()).map(|i| (i, 0)).collect()
-        } else if r.mode == "tune" {
-            let mut f = self.fronts[0].clone();
-            f.sort_by(|&a, &b| {
-                let (x, y) = (&r.points[a].arms[0], &r.points[b].arms[0]);
-                x.figures.load.median.total_cmp(&y.figures.load.median)
-            });
-            let _ = writeln!(
-                s,
-                "Pareto front ({} of {} points; median (min–max) over {} seed(s)):\n",
-                f.len(),
-                r.points.len(),
-                r.seeds.len()
-            );
-            f.into_iter().map(|i| (i, 0)).collect()
-        } else {
-            (0..r.points.len())
-                .flat_map(|i| (0..r.arms.len()).map(move |j| (i, j)))
-                .collect()
-        };
-        let keys: Vec<&str> = r.vary.iter().map(|v| v.key.as_str()).collect();
-        let _ = writeln!(
-            s,
-            "| # | {}{} | {} |",
-            keys.join(" | "),
-            if r.mode == "sweep" { " | arm" } else { "" },
-            Figure::ALL.map(Figure::title).join(" | ")
-        );
-        let _ = writeln!(
-            s,
-            "|---:|{}{}|{}|",
-            vec!["---"; keys.len()].join("|"),
-            if r.mode == "sweep" { "|---" } else { "" },
-            vec!["---:"; Figure::ALL.len()].join("|")
-        );
-        for (i, j) in rows {
-            let p = &r.points[i];
-            let a = &p.arms[j];
-            let settings: Vec<&str> = p.settings.iter().map(|x| x.value.as_str()).collect();
-            let figures: Vec<String> = Figure::ALL
-                .iter()
-                .map(|f| f.show_spread(a.figures.get(*f)))
-                .collect();
-            let mark = match (r.recommended == Some(i), a.on_front) {
-                (true, _) => " ★",
-                (false, true) => " front",
-                (false, false) => "",
+        if let Some(intro) = &t.intro {
+            let _ = writeln!(s, "{intro}:\n");
+        }
+        let _ = writeln!(s, "| {} |", t.headers.join(" | "));
+        let rule: Vec<&str> = t
+            .right
+            .iter()
+            .map(|&r| if r { "---:" } else { "---" })
+            .collect();
+        let _ = writeln!(s, "|{}|", rule.join("|"));
+        for row in &t.rows {
+            let mark = match row.mark {
+                Mark::Recommended => " ★",
+                Mark::Front => " front",
+                Mark::None => "",
             };
-            let _ = writeln!(
-                s,
-                "| {i}{mark} | {}{} | {} |",
-                settings.join(" | "),
-                if r.mode == "sweep" {
-                    format!(" | {}", a.arm)
-                } else {
-                    String::new()
-                },
-                figures.join(" | ")
-            );
+            let _ = writeln!(s, "| {}{mark} | {} |", row.index, row.cells.join(" | "));
         }
         if r.mode == "tune" {
             let _ = writeln!(s, "\n★ recommended; front: on the Pareto front");
@@ -272,6 +224,86 @@ impl Tuned {
             let _ = writeln!(s, "\n{t}");
         }
         s
+    }
+
+    /// The points the summary shows, as a table: every point (tune, up to [`ALL_SHOWN`]),
+    /// the front sorted by load (tune, more), or every point × arm (sweep).
+    fn summary(&self) -> Summary {
+        let r = &self.report;
+        let (intro, rows): (Option<String>, Vec<(usize, usize)>) = if r.mode == "tune"
+            && r.points.len() <= ALL_SHOWN
+        {
+            (
+                    Some(format!(
+                        "{} points, median (min–max) over {} seed(s); front: on the Pareto front over load, peak, hard-fail and p99",
+                        r.points.len(),
+                        r.seeds.len()
+                    )),
+                    (0..r.points.len()).map(|i| (i, 0)).collect(),
+                )
+        } else if r.mode == "tune" {
+            let mut f = self.fronts[0].clone();
+            f.sort_by(|&a, &b| {
+                let (x, y) = (&r.points[a].arms[0], &r.points[b].arms[0]);
+                x.figures.load.median.total_cmp(&y.figures.load.median)
+            });
+            (
+                Some(format!(
+                    "Pareto front ({} of {} points; median (min–max) over {} seed(s))",
+                    f.len(),
+                    r.points.len(),
+                    r.seeds.len()
+                )),
+                f.into_iter().map(|i| (i, 0)).collect(),
+            )
+        } else {
+            (
+                None,
+                (0..r.points.len())
+                    .flat_map(|i| (0..r.arms.len()).map(move |j| (i, j)))
+                    .collect(),
+            )
+        };
+        let sweep = r.mode == "sweep";
+        let mut headers = vec!["#".to_owned()];
+        headers.extend(r.vary.iter().map(|v| v.key.clone()));
+        if sweep {
+            headers.push("arm".into());
+        }
+        headers.extend(Figure::ALL.map(|f| f.title().to_owned()));
+        let mut right = vec![true];
+        right.extend(r.vary.iter().map(|_| false));
+        if sweep {
+            right.push(false);
+        }
+        right.extend(Figure::ALL.map(|_| true));
+        let rows = rows
+            .into_iter()
+            .map(|(i, j)| {
+                let p = &r.points[i];
+                let a = &p.arms[j];
+                let mut cells: Vec<String> = p.settings.iter().map(|x| x.value.clone()).collect();
+                if sweep {
+                    cells.push(a.arm.clone());
+                }
+                cells.extend(Figure::ALL.iter().map(|f| f.show_spread(a.figures.get(*f))));
+                SummaryRow {
+                    index: i,
+                    mark: match (r.recommended == Some(i), a.on_front) {
+                        (true, _) => Mark::Recommended,
+                        (false, true) => Mark::Front,
+                        (false, false) => Mark::None,
+                    },
+                    cells,
+                }
+            })
+            .collect();
+        Summary {
+            intro,
+            headers,
+            right,
+            rows,
+        }
     }
 
     /// The `--out` files: `tune.json`, the plots, `tune.html` and, with a recommendation,
@@ -370,9 +402,7 @@ impl Tuned {
         let r = &self.report;
         let mut h = format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-             <title>herd tune: {0}</title>\n<style>body{{font-family:system-ui,sans-serif;\
-             margin:2rem auto;max-width:1200px;padding:0 1rem}}svg{{max-width:100%;height:auto;\
-             display:block}}pre{{background:#f6f6f6;padding:1rem;overflow-x:auto}}</style>\n\
+             <title>herd tune: {0}</title>\n<style>{CSS}</style>\n\
              </head>\n<body>\n<h1>herd tune: {0}</h1>\n<p>{1}</p>\n",
             esc(&r.scenario),
             esc(&r.verdict)
@@ -382,11 +412,77 @@ impl Tuned {
             h.push_str(herd_report::strip_prolog(svg));
             h.push_str("\n</figure>\n");
         }
-        h.push_str("<h2>Summary</h2>\n<pre>");
-        h.push_str(&esc(&self.text()));
-        h.push_str("</pre>\n</body>\n</html>\n");
+        let t = self.summary();
+        h.push_str("<h2>Points</h2>\n");
+        if let Some(intro) = &t.intro {
+            let _ = writeln!(h, "<p>{}</p>", esc(intro));
+        }
+        let class = |right: bool| if right { " class=\"r\"" } else { "" };
+        h.push_str("<table>\n<thead><tr>");
+        for (title, &right) in t.headers.iter().zip(&t.right) {
+            let _ = write!(h, "<th{}>{}</th>", class(right), esc(title));
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for row in &t.rows {
+            let (tr, mark) = match row.mark {
+                Mark::Recommended => (" class=\"recommended\"", " ★"),
+                Mark::Front => (" class=\"front\"", " front"),
+                Mark::None => ("", ""),
+            };
+            let _ = write!(h, "<tr{tr}><td class=\"r\">{}{mark}</td>", row.index);
+            for (cell, &right) in row.cells.iter().zip(&t.right[1..]) {
+                let _ = write!(h, "<td{}>{}</td>", class(right), esc(cell));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody>\n</table>\n");
+        if r.mode == "tune" {
+            h.push_str("<p>★ recommended; front: on the Pareto front</p>\n");
+        }
+        if let Some(toml) = &r.recommended_toml {
+            let _ = write!(h, "<h2>Recommended arm</h2>\n<pre>{}</pre>\n", esc(toml));
+        }
+        h.push_str("</body>\n</html>\n");
         h
     }
+}
+
+/// tune.html's style, as report.html's.
+const CSS: &str = "\
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}\
+svg{max-width:100%;height:auto;display:block}\
+h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}\
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}\
+th,td{border:1px solid #ccc;padding:.3rem .6rem}th{background:#f3f3f3}\
+td.r,th.r{text-align:right}td{white-space:nowrap}tbody tr:nth-child(even){background:#fafafa}\
+tr.front td{background:#eef5ff}tr.recommended td{background:#fff1d6;font-weight:bold}\
+pre{background:#f6f6f6;padding:1rem;overflow-x:auto}\
+";
+
+/// How a row of the summary stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mark {
+    Recommended,
+    Front,
+    None,
+}
+
+/// One row of the summary: its point, its mark, and the cells after the `#`.
+struct SummaryRow {
+    index: usize,
+    mark: Mark,
+    cells: Vec<String>,
+}
+
+/// The summary table, for the terminal's markdown and tune.html's `<table>` alike.
+struct Summary {
+    /// The line above it.
+    intro: Option<String>,
+    /// Column titles, `#` first.
+    headers: Vec<String>,
+    /// Which columns are numbers (right-aligned).
+    right: Vec<bool>,
+    rows: Vec<SummaryRow>,
 }
 
 /// The scenario at `point` with the tuned arm alone, its id marked `-tuned`.

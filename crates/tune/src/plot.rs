@@ -1,11 +1,16 @@
 //! The search's pictures, in the report's style: the front (load against hard-fail, every
-//! point grey, the Pareto front in colour, the recommendation marked, the limits dashed)
-//! and, for a what-if sweep, one line plot per figure against the swept key, one line per
-//! arm with its min–max over seeds as a bar.
+//! point grey, the Pareto front in colour, the recommendation ringed and named, each limit
+//! a dashed line that says which limit it is) and, for a what-if sweep, one line plot per
+//! figure against the swept key, one line per arm with its min–max over seeds as a bar.
+//!
+//! The front is points, not a line: it is the Pareto front over four figures (load, peak,
+//! hard-fail and p99), so in the two this plot shows, a front point may sit above or left
+//! of another, and a line through them in load order zigzags as if it meant something.
 
 use crate::spread::{Figure, Spread};
 use herd_report::palette;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const WIDTH: u32 = 1100;
 const HEIGHT: u32 = 700;
@@ -69,24 +74,16 @@ pub fn front_svg(
             .map_err(err)?
             .label("other points")
             .legend(move |(x, y)| Circle::new((x, y), 3, grey.filled()));
-        let mut front: Vec<&Dot> = dots.iter().filter(|d| d.front).collect();
-        front.sort_by(|a, b| a.load.total_cmp(&b.load));
         let colour = palette::arm(0);
         chart
-            .draw_series(LineSeries::new(
-                front.iter().map(|d| (d.load, d.hard_fail * 100.0)),
-                colour.stroke_width(2),
-            ))
-            .map_err(err)?
-            .label("Pareto front")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
-        chart
             .draw_series(
-                front
-                    .iter()
+                dots.iter()
+                    .filter(|d| d.front)
                     .map(|d| Circle::new((d.load, d.hard_fail * 100.0), 5, colour.filled())),
             )
-            .map_err(err)?;
+            .map_err(err)?
+            .label("Pareto front (over load, peak, hard-fail and p99)")
+            .legend(move |(x, y)| Circle::new((x, y), 5, colour.filled()));
         if let Some(c) = chosen.and_then(|i| dots.get(i)) {
             let red = palette::arm(3);
             let at = (c.load, c.hard_fail * 100.0);
@@ -103,6 +100,11 @@ pub fn front_svg(
                 .legend(move |(x, y)| Circle::new((x, y), 6, red.stroke_width(3)));
         }
         let limit = palette::CAPACITY;
+        let style = |h: HPos, v: VPos| {
+            TextStyle::from(("sans-serif", 14).into_font())
+                .color(&limit)
+                .pos(Pos::new(h, v))
+        };
         if let Some(l) = max_load {
             chart
                 .draw_series(DashedLineSeries::new(
@@ -114,15 +116,35 @@ pub fn front_svg(
                 .map_err(err)?
                 .label("limits")
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], limit));
+            chart
+                .draw_series([EmptyElement::at((l, y1))
+                    + Text::new(
+                        format!("--max-load {}", Figure::Load.show(l)),
+                        (5, 5),
+                        style(HPos::Left, VPos::Top),
+                    )])
+                .map_err(err)?;
         }
         if let Some(h) = max_hard_fail {
-            chart
+            let line = chart
                 .draw_series(DashedLineSeries::new(
                     [(x0, h * 100.0), (x1, h * 100.0)],
                     6,
                     4,
                     limit.stroke_width(1),
                 ))
+                .map_err(err)?;
+            if max_load.is_none() {
+                line.label("limits")
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], limit));
+            }
+            chart
+                .draw_series([EmptyElement::at((x1, h * 100.0))
+                    + Text::new(
+                        format!("--max-hard-fail {}", Figure::HardFail.show(h)),
+                        (-5, -5),
+                        style(HPos::Right, VPos::Bottom),
+                    )])
                 .map_err(err)?;
         }
         chart
@@ -232,4 +254,63 @@ fn bounds(xs: impl Iterator<Item = f64>) -> (f64, f64) {
     }
     let pad = ((hi - lo) * 0.08).max(lo.abs() * 0.02).max(1e-3);
     (lo - pad, hi + pad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dot(load: f64, hard_fail: f64, front: bool) -> Dot {
+        Dot {
+            load,
+            hard_fail,
+            front,
+            label: format!("retries={load}"),
+        }
+    }
+
+    #[test]
+    fn the_front_is_points_the_choice_is_ringed_and_the_limits_say_which() {
+        // A four-figure front is not monotone in these two: 1.2x at 3% is on it, as is 1.5x at 1%
+        // and 1.3x at 4%.
+        let dots = [
+            dot(1.2, 0.03, true),
+            dot(1.3, 0.04, true),
+            dot(1.5, 0.01, true),
+            dot(1.6, 0.05, false),
+        ];
+        let svg = front_svg("t", &dots, Some(2), Some(1.55), Some(0.02)).unwrap();
+        let doc = roxmltree::Document::parse(&svg).expect("SVG parses");
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .collect();
+        for want in [
+            "--max-load 1.550x",
+            "--max-hard-fail 2.00%",
+            "recommended: retries=1.5",
+            "Pareto front (over load, peak, hard-fail and p99)",
+        ] {
+            assert!(texts.contains(&want), "no {want}: {texts:?}");
+        }
+        // No line through the front: every polyline is a dash or a legend stroke of two
+        // points.
+        for p in doc.descendants().filter(|n| n.has_tag_name("polyline")) {
+            let points = p
+                .attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .count();
+            assert!(points <= 2, "a line through {points} points");
+        }
+        // Four dots, the ring, and the legend's three markers.
+        assert_eq!(
+            doc.descendants()
+                .filter(|n| n.has_tag_name("circle"))
+                .count(),
+            8
+        );
+    }
 }

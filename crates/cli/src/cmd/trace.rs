@@ -4,12 +4,15 @@
 //! `herd trace import`: an access log as a trace, by [`herd_scenario::trace::import`].
 //! Both stream into an [`Out`], so a failure half-way leaves no partial trace behind.
 
-use crate::cli::{ImportArgs, LogFormatArg, SynthArgs, TimeUnitArg, TraceAction, TraceArgs};
+use crate::cli::{
+    ImportArgs, LogFormatArg, SpreadArg, SynthArgs, TimeUnitArg, TraceAction, TraceArgs,
+};
 use crate::fail::Fail;
 use crate::output::{check_writable, Out};
 use anyhow::{anyhow, Context};
 use herd_scenario::trace::import::{
-    self, time::EpochUnit, ClfConsumer, ImportError, ImportOptions, JsonFields, LogFormat,
+    self, time::EpochUnit, ClfConsumer, ImportError, ImportOptions, Imported, JsonFields,
+    LogFormat, Spread,
 };
 use herd_scenario::{Arrival, BoundedDuration, Demand};
 use std::io::Write;
@@ -115,12 +118,25 @@ fn import_log(a: &ImportArgs) -> Result<(), Fail> {
             },
         },
         skip_bad_lines: a.skip_bad_lines,
+        spread: a.spread.map(|s| {
+            let s = match s {
+                SpreadArg::Uniform => Spread::Uniform,
+                SpreadArg::Poisson => Spread::Poisson,
+            };
+            (s, a.seed)
+        }),
+        fold_retries: a.fold_retries,
     };
+    if a.fold_retries.is_some() && format == LogFormat::Json && a.consumer.is_none() {
+        return Err(Fail::input(anyhow!(
+            "--fold-retries folds a client's repeats: with --format json, name the client's field with --consumer"
+        )));
+    }
     let out_path = out_name(a.out.as_deref());
     check_writable(&out_path).map_err(Fail::input)?;
     let input = import::open(&a.file).map_err(Fail::input)?;
     let mut out = Out::create(&out_path).map_err(Fail::input)?;
-    writeln!(out, "# herd trace import {}", a.file.display())
+    writeln!(out, "# herd trace import {}{}", a.file.display(), flags(a))
         .context("writing the trace")
         .map_err(Fail::run)?;
     let done = import::import(input, &a.file, &opts, &mut out).map_err(|e| match e {
@@ -154,6 +170,15 @@ fn import_log(a: &ImportArgs) -> Result<(), Fail> {
             done.max_step_back.as_millis()
         );
     }
+    clock_warning(a, &done);
+    if let Some(w) = a.fold_retries {
+        eprintln!(
+            "herd: folded {} request{} into the one before (same client, method and path within {} ms of it)",
+            done.folded,
+            if done.folded == 1 { "" } else { "s" },
+            w.as_secs_f64() * 1000.0
+        );
+    }
     eprintln!(
         "herd: imported {} requests from {} ({} consumer{}, {} s from the first to the last){}",
         done.lines,
@@ -166,4 +191,67 @@ fn import_log(a: &ImportArgs) -> Result<(), Fail> {
             .map_or(String::new(), |p| format!(" to {}", p.display())),
     );
     Ok(())
+}
+
+/// The flags that change what the import writes, for the trace's first line.
+fn flags(a: &ImportArgs) -> String {
+    let mut s = String::new();
+    if let Some(sp) = a.spread {
+        s += match sp {
+            SpreadArg::Uniform => " --spread uniform",
+            SpreadArg::Poisson => " --spread poisson",
+        };
+        if matches!(sp, SpreadArg::Poisson) {
+            s += &format!(" --seed {}", a.seed);
+        }
+    }
+    if let Some(w) = a.fold_retries {
+        s += &format!(" --fold-retries {}ms", w.as_secs_f64() * 1000.0);
+    }
+    s
+}
+
+/// A clock coarser than 1 ms puts many requests at one instant, and a replay sends them
+/// at once: said, with how many shared, and what `--spread` did or would do about it.
+fn clock_warning(a: &ImportArgs, done: &Imported) {
+    if done.resolution <= std::time::Duration::from_millis(1) {
+        return;
+    }
+    let clock = show_step(done.resolution);
+    let s = done.sharing;
+    let mean = done.lines as f64 / s.instants.max(1) as f64;
+    eprintln!(
+        "herd: {} has {clock} timestamps: {} requests on {} instant{}, up to {} and {mean:.1} on average at one; {} of them share their instant with another",
+        a.file.display(),
+        done.lines,
+        s.instants,
+        if s.instants == 1 { "" } else { "s" },
+        s.max,
+        s.shared,
+    );
+    match a.spread {
+        Some(SpreadArg::Poisson) => eprintln!(
+            "herd: spread within each {clock} instant as a Poisson process with the log's counts (sorted uniform draws, seed {})",
+            a.seed
+        ),
+        Some(SpreadArg::Uniform) => eprintln!(
+            "herd: spread evenly within each {clock} instant (the k-th of n at (k + ½)/n)"
+        ),
+        None => eprintln!(
+            "herd: replayed as it is, each instant's requests go out at once, a burst the service never saw; \
+             --spread poisson places them within their {clock} instant, or log nginx's $msec for 1 ms instants"
+        ),
+    }
+}
+
+/// `1 s`, `100 ms`, `10 µs`.
+fn show_step(d: std::time::Duration) -> String {
+    let us = d.as_micros();
+    if us >= 1_000_000 && us % 1_000_000 == 0 {
+        format!("{} s", us / 1_000_000)
+    } else if us >= 1_000 && us % 1_000 == 0 {
+        format!("{} ms", us / 1_000)
+    } else {
+        format!("{us} µs")
+    }
 }

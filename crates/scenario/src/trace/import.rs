@@ -20,13 +20,25 @@
 //! `t_ms` counts from the first line's time at the log's resolution: a CLF date has whole
 //! seconds (so `t_ms` is a multiple of 1000), nginx's `$msec` milliseconds. A gzip file is
 //! recognised by its magic bytes, whatever its name.
+//!
+//! ## The log's clock
+//!
+//! A 1 s clock stamps each second's requests with one instant, and a replay sends them at
+//! once. [`Imported::resolution`] and [`Imported::sharing`] say how coarse the clock was
+//! and how many requests shared an instant, and a [`Spread`] places them within it
+//! ([`spread`]). A log from behind retrying clients already holds their retries;
+//! [`ImportOptions::fold_retries`] folds the obvious ones into the request they repeat
+//! ([`fold`]).
 
 mod clf;
+pub mod fold;
 mod json;
+pub mod spread;
 pub mod time;
 
 pub use clf::ClfConsumer;
 pub use json::JsonFields;
+pub use spread::{Sharing, Spread};
 
 use super::{is_path_byte, FIRST_SKIPPED};
 use crate::duration::MAX_DURATION;
@@ -65,6 +77,11 @@ pub struct ImportOptions {
     pub json: JsonFields,
     /// Count and skip malformed lines instead of stopping at the first.
     pub skip_bad_lines: bool,
+    /// Place the requests that share an instant within it, and the seed of the draws.
+    pub spread: Option<(Spread, u64)>,
+    /// Fold a request into the one before when the same client sent the same method and
+    /// path within this window of it.
+    pub fold_retries: Option<Duration>,
 }
 
 /// What an import did.
@@ -86,6 +103,14 @@ pub struct Imported {
     pub clamped: u64,
     /// The largest of their steps back.
     pub max_step_back: Duration,
+    /// The log's clock: the finest step its time spellings can write (1 s for a CLF date,
+    /// 1 ms for `$msec`).
+    pub resolution: Duration,
+    /// How many requests shared an instant of that clock (before any spread).
+    pub sharing: Sharing,
+    /// Requests folded into the one before (with [`ImportOptions::fold_retries`]); not
+    /// counted in `lines`.
+    pub folded: u64,
 }
 
 /// Why an import stopped.
@@ -112,6 +137,8 @@ impl std::error::Error for ImportError {}
 pub struct Entry {
     /// When.
     pub time: Micros,
+    /// The step of the clock that wrote it, µs (see [`time::parse_with_resolution`]).
+    pub resolution: Micros,
     /// How.
     pub method: Method,
     /// The request target as sent (escapes decoded).
@@ -160,7 +187,12 @@ pub fn import<R: BufRead, W: Write>(
         clients: HashMap::new(),
         first: None,
         last: 0,
+        resolution: None,
+        fold: opts
+            .fold_retries
+            .map(|w| fold::Folder::new(w.as_micros().min(i64::MAX as u128) as Micros)),
     };
+    let mut grouper = spread::Grouper::new(opts.spread);
     let mut buf = Vec::new();
     let mut line_no = 0u64;
     let unreadable = |source| {
@@ -181,15 +213,30 @@ pub fn import<R: BufRead, W: Write>(
             Err(format!("line longer than {MAX_LINE} bytes"))
         };
         match traced {
-            Ok(text) => out
-                .write_all(text.as_bytes())
+            Ok(None) => {}
+            Ok(Some(r)) if grouper.full(r.at) => {
+                return Err(bad(
+                    line_no,
+                    format!(
+                        "more than {} requests share one instant of the log's clock; import without --spread",
+                        spread::MAX_GROUP
+                    ),
+                ))
+            }
+            Ok(Some(r)) => grouper
+                .push(&mut out, r.at, r.width, r.consumer, r.method, r.path)
                 .map_err(ImportError::Output)?,
             Err(m) if opts.skip_bad_lines => run.skip(line_no, m),
             Err(m) => return Err(bad(line_no, m)),
         }
     }
+    grouper.finish(&mut out).map_err(ImportError::Output)?;
     out.flush().map_err(ImportError::Output)?;
     let mut done = run.done;
+    done.span = Duration::from_micros(grouper.last.max(0) as u64);
+    done.sharing = grouper.sharing;
+    done.resolution = Duration::from_micros(run.resolution.unwrap_or(1).max(1) as u64);
+    done.folded = run.fold.as_ref().map_or(0, |f| f.folded);
     if done.lines == 0 {
         let message = match &done.first_reason {
             Some(r) => format!("no request could be read (every line was bad; the first: {r})"),
@@ -210,13 +257,26 @@ struct Run<'o> {
     clients: HashMap<Vec<u8>, u64>,
     /// The first good line's time.
     first: Option<Micros>,
-    /// The last written `t_ms`, µs.
+    /// The last request's `t_ms` (before any spread), µs.
     last: Micros,
+    /// The finest clock step of the lines so far, µs.
+    resolution: Option<Micros>,
+    fold: Option<fold::Folder>,
+}
+
+/// A request read from a line, at its log instant.
+struct Request {
+    at: Micros,
+    width: Micros,
+    consumer: u64,
+    method: Method,
+    path: String,
 }
 
 impl Run<'_> {
-    /// The trace line (newline included) of log line `line`, or why it is bad.
-    fn trace_line(&mut self, line: &[u8]) -> Result<String, String> {
+    /// The request of log line `line` (`None`: folded into the one before), or why the
+    /// line is bad.
+    fn trace_line(&mut self, line: &[u8]) -> Result<Option<Request>, String> {
         let e = entry(line, self.opts)?;
         let path = path_of(&e.target)?;
         let since = e.time.saturating_sub(*self.first.get_or_insert(e.time));
@@ -234,13 +294,23 @@ impl Run<'_> {
                 *self.clients.entry(key).or_insert(next)
             }
         };
+        let width = *self.resolution.insert(
+            self.resolution
+                .map_or(e.resolution, |r| r.min(e.resolution)),
+        );
+        if let Some(f) = &mut self.fold {
+            if f.is_retry(t, consumer, e.method, &path) {
+                return Ok(None);
+            }
+        }
         self.done.lines += 1;
-        self.done.span = Duration::from_micros(t as u64);
-        Ok(format!(
-            "{},{consumer},{},{path}\n",
-            show_ms(t),
-            e.method.as_str()
-        ))
+        Ok(Some(Request {
+            at: t,
+            width,
+            consumer,
+            method: e.method,
+            path,
+        }))
     }
 
     /// `since`, or the previous line's time if it is earlier (counted; see the module docs).

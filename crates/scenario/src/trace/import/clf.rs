@@ -33,7 +33,7 @@ pub fn parse(line: &[u8], format: LogFormat, consumer: ClfConsumer) -> Result<En
         .ok_or("no identity field after the client address")?;
     let user = c.token().ok_or("no user field after the identity")?;
     let when = c.time_field().ok_or("no time field after the user")?;
-    let time = time::parse(&String::from_utf8_lossy(when), EpochUnit::Seconds).ok_or_else(|| {
+    let (time, resolution) = time::parse_with_resolution(&String::from_utf8_lossy(when), EpochUnit::Seconds).ok_or_else(|| {
         format!(
             "time `{}` is not a CLF date (10/Oct/2000:13:55:36 -0700), seconds since the epoch (nginx's $msec) or ISO 8601",
             String::from_utf8_lossy(when)
@@ -83,6 +83,7 @@ pub fn parse(line: &[u8], format: LogFormat, consumer: ClfConsumer) -> Result<En
     };
     Ok(Entry {
         time,
+        resolution,
         method,
         target,
         client: Some(client.to_vec()),

@@ -50,9 +50,9 @@ pub fn parse(line: &[u8], f: &JsonFields) -> Result<Entry, String> {
     if !v.is_object() {
         return Err("not a JSON object".into());
     }
-    let time = match field(&v, &f.time) {
+    let (time, resolution) = match field(&v, &f.time) {
         Some(Value::Number(n)) => number_time(n, f.unit),
-        Some(Value::String(s)) => time::parse(s, f.unit),
+        Some(Value::String(s)) => time::parse_with_resolution(s, f.unit),
         Some(_) => None,
         None => {
             return Err(format!(
@@ -103,6 +103,7 @@ pub fn parse(line: &[u8], f: &JsonFields) -> Result<Entry, String> {
     };
     Ok(Entry {
         time,
+        resolution,
         method,
         target,
         client,
@@ -120,12 +121,21 @@ fn field<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
     name.split('.').try_fold(v, |v, k| v.get(k))
 }
 
-fn number_time(n: &serde_json::Number, unit: EpochUnit) -> Option<time::Micros> {
+/// A numeric time and its resolution: a whole number is one `unit`; a float's is read
+/// from its shortest decimal spelling, so `1700000000.1` reads as 100 ms (the import takes
+/// the finest resolution over the log's lines, so one line with three decimals settles it).
+fn number_time(n: &serde_json::Number, unit: EpochUnit) -> Option<(time::Micros, time::Micros)> {
+    let base = match unit {
+        EpochUnit::Seconds => 1_000_000,
+        EpochUnit::Millis => 1_000,
+    };
     if let Some(i) = n.as_u64() {
-        return time::decimal(&i.to_string(), unit);
+        return time::decimal(&i.to_string(), unit).map(|t| (t, base));
     }
     // A float's shortest decimal spelling is the number as the logger wrote it.
-    n.as_f64()
+    let text = n
+        .as_f64()
         .filter(|x| x.is_finite() && *x >= 0.0)
-        .and_then(|x| time::decimal(&format!("{x}"), unit))
+        .map(|x| format!("{x}"))?;
+    time::decimal(&text, unit).map(|t| (t, time::resolution(&text, base)))
 }

@@ -9,6 +9,8 @@ fn opts(format: LogFormat) -> ImportOptions {
         clf_consumer: ClfConsumer::RemoteAddr,
         json: JsonFields::default(),
         skip_bad_lines: false,
+        spread: None,
+        fold_retries: None,
     }
 }
 
@@ -221,4 +223,71 @@ fn an_overlong_line_is_a_bad_line_not_a_buffer() {
     let mut o = opts(LogFormat::Common);
     o.skip_bad_lines = true;
     assert_eq!(run(&log, &o).unwrap().1.lines, 1);
+}
+
+#[test]
+fn the_logs_clock_and_the_requests_sharing_an_instant_are_reported() {
+    let (_, done) = run(NGINX_COMBINED, &opts(LogFormat::Combined)).unwrap();
+    assert_eq!(done.resolution, Duration::from_secs(1));
+    // 0 s: 2 requests; 2 s: the third and the clamped fourth.
+    assert_eq!(
+        done.sharing,
+        Sharing {
+            instants: 2,
+            max: 2,
+            shared: 4
+        }
+    );
+    let msec = "127.0.0.1 - - [1700000000.123] \"GET / HTTP/1.1\" 200 1 \"-\" \"c\"\n";
+    let (_, done) = run(msec, &opts(LogFormat::Combined)).unwrap();
+    assert_eq!(done.resolution, Duration::from_millis(1));
+}
+
+#[test]
+fn a_spread_places_each_seconds_requests_within_it_and_keeps_the_rest() {
+    let mut o = opts(LogFormat::Combined);
+    o.spread = Some((Spread::Uniform, 1));
+    let (csv, done) = run(NGINX_COMBINED, &o).unwrap();
+    assert_eq!(
+        csv,
+        "t_ms,consumer,method,path\n\
+         250,0,GET,/\n\
+         750,1,POST,/api/orders?x=1%2C2\n\
+         2250,0,DELETE,/api/orders/7\n\
+         2750,1,GET,/caf%C3%A9?q=%22a%20b%22\n"
+    );
+    assert_eq!(done.span, Duration::from_millis(2750));
+    o.spread = Some((Spread::Poisson, 3));
+    let (a, _) = run(NGINX_COMBINED, &o).unwrap();
+    let (b, _) = run(NGINX_COMBINED, &o).unwrap();
+    assert_eq!(a, b, "seeded");
+    let ts: Vec<f64> = a
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(ts[0] < 1000.0 && ts[1] < 1000.0 && ts[0] <= ts[1], "{a}");
+    assert!(
+        (2000.0..3000.0).contains(&ts[2]) && ts[2] <= ts[3] && ts[3] < 3000.0,
+        "{a}"
+    );
+}
+
+#[test]
+fn folding_retries_keeps_the_first_of_each_chain() {
+    let log = "\
+10.0.0.1 - - [1700000000.000] \"GET /a HTTP/1.1\" 503 1 \"-\" \"c\"
+10.0.0.1 - - [1700000000.150] \"GET /a HTTP/1.1\" 503 1 \"-\" \"c\"
+10.0.0.2 - - [1700000000.160] \"GET /a HTTP/1.1\" 200 1 \"-\" \"c\"
+10.0.0.1 - - [1700000000.400] \"GET /a HTTP/1.1\" 200 1 \"-\" \"c\"
+10.0.0.1 - - [1700000001.000] \"GET /a HTTP/1.1\" 200 1 \"-\" \"c\"
+";
+    let mut o = opts(LogFormat::Combined);
+    o.fold_retries = Some(Duration::from_millis(300));
+    let (csv, done) = run(log, &o).unwrap();
+    assert_eq!(
+        csv,
+        "t_ms,consumer,method,path\n0,0,GET,/a\n160,1,GET,/a\n1000,0,GET,/a\n"
+    );
+    assert_eq!((done.lines, done.folded), (3, 2));
 }

@@ -26,13 +26,39 @@ pub enum EpochUnit {
 /// Any of the spellings above.
 pub fn parse(text: &str, unit: EpochUnit) -> Option<Micros> {
     let t = text.trim();
-    if t.bytes().next().is_some_and(|b| b.is_ascii_digit()) && !t.contains(['/', '-', ':']) {
+    if is_decimal(t) {
         return decimal(t, unit);
     }
     if t.as_bytes().get(2) == Some(&b'/') {
         return clf(t);
     }
     iso8601(t)
+}
+
+/// Any of the spellings above, with its resolution: the step between the instants that
+/// spelling can write, in µs. A CLF date, or ISO 8601 without a fraction, is 1 s; each
+/// decimal written divides it by ten (`$msec`'s three: 1 ms). The resolution is read from
+/// the digits the line has, not from its value: `1700000000.000` is still 1 ms.
+pub fn parse_with_resolution(text: &str, unit: EpochUnit) -> Option<(Micros, Micros)> {
+    let at = parse(text, unit)?;
+    let t = text.trim();
+    let base = match unit {
+        EpochUnit::Millis if is_decimal(t) => 1_000,
+        _ => MICROS,
+    };
+    Some((at, resolution(t, base)))
+}
+
+/// `base` divided by ten for each decimal of `t`'s fraction, down to 1 µs.
+pub fn resolution(t: &str, base: Micros) -> Micros {
+    let decimals = t
+        .split_once('.')
+        .map_or(0, |(_, f)| f.bytes().take_while(u8::is_ascii_digit).count());
+    (0..decimals).fold(base, |r, _| (r / 10).max(1))
+}
+
+fn is_decimal(t: &str) -> bool {
+    t.bytes().next().is_some_and(|b| b.is_ascii_digit()) && !t.contains(['/', '-', ':'])
 }
 
 /// `1700000000.123` (seconds or milliseconds), exactly, to the microsecond; decimals past
@@ -196,6 +222,27 @@ mod tests {
             clf("29/Feb/2024:00:00:00 +0000"),
             Some(1_709_164_800 * MICROS)
         );
+    }
+
+    #[test]
+    fn resolution_is_read_from_the_spelling() {
+        let res = |t, u| parse_with_resolution(t, u).map(|(_, r)| r);
+        assert_eq!(
+            res("10/Oct/2000:13:55:36 -0700", EpochUnit::Seconds),
+            Some(MICROS)
+        );
+        assert_eq!(res("1700000000.123", EpochUnit::Seconds), Some(1_000));
+        assert_eq!(res("1700000000.000", EpochUnit::Seconds), Some(1_000));
+        assert_eq!(res("1700000000", EpochUnit::Seconds), Some(MICROS));
+        assert_eq!(res("1700000000.1234567", EpochUnit::Seconds), Some(1));
+        assert_eq!(res("1700000000123", EpochUnit::Millis), Some(1_000));
+        assert_eq!(res("1700000000123.5", EpochUnit::Millis), Some(100));
+        assert_eq!(res("2000-10-10T20:55:36Z", EpochUnit::Millis), Some(MICROS));
+        assert_eq!(
+            res("2000-10-10T20:55:36.12+00:00", EpochUnit::Seconds),
+            Some(10_000)
+        );
+        assert_eq!(res("nonsense", EpochUnit::Seconds), None);
     }
 
     #[test]
