@@ -188,8 +188,8 @@ impl Retrier {
     #[inline]
     pub fn admit_ns<R: Rng + ?Sized>(&mut self, _req: &Request, now: u64, rng: &mut R) -> bool {
         let ok = match &mut self.budget {
-            Some(b @ Budget::Adaptive(_)) => b.admit(Duration::from_nanos(now), rng.random()),
-            _ => true,
+            Some(b) => b.admit(Duration::from_nanos(now), rng),
+            None => true,
         };
         if ok {
             self.counters.attempts += 1;
@@ -416,10 +416,7 @@ mod tests {
     fn budget_refuses_during_an_outage() {
         // 1000 requests over 1 s against a dead upstream, percent budget without floor:
         // 20% of 1000 = 200 retries at most, not 3000.
-        let cfg = PercentConfig {
-            min_per_sec: 0,
-            ..Default::default()
-        };
+        let cfg = PercentConfig::new(Duration::from_secs(10), 0, 0.2).unwrap();
         let mut r = Retrier::new(Strategy {
             budget: Some(BudgetConfig::Percent(cfg)),
             ..Strategy::new(Profile::Undici)

@@ -7,17 +7,39 @@
 //! rejected attempt still counts as a request, so the rejection probability falls only
 //! when the upstream accepts again.
 
+use super::error::BudgetError;
 use super::window::Window;
 use std::time::Duration;
 
 /// Adaptive-throttling settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdaptiveConfig {
+    k: f64,
+    window: Duration,
+}
+
+impl AdaptiveConfig {
+    /// Tolerates `k` requests per accept (1 or more) counted over `window` (more than 0).
+    pub fn new(k: f64, window: Duration) -> Result<Self, BudgetError> {
+        if !(k.is_finite() && k >= 1.0) {
+            return Err(BudgetError::K(k));
+        }
+        if window.is_zero() {
+            return Err(BudgetError::ZeroWindow("adaptive"));
+        }
+        Ok(AdaptiveConfig { k, window })
+    }
+
     /// K: how many requests per accept the client tolerates (2 = rejects start when the
     /// upstream accepts fewer than half).
-    pub k: f64,
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+
     /// The counting window.
-    pub window: Duration,
+    pub fn window(&self) -> Duration {
+        self.window
+    }
 }
 
 impl Default for AdaptiveConfig {

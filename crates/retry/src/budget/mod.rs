@@ -31,6 +31,7 @@
 //! | `adaptive` | Google SRE client-side throttling | reject locally with p = max(0, (req − K·acc)/(req + 1)) |
 
 mod adaptive;
+mod error;
 mod percent;
 mod quota;
 mod ratio;
@@ -38,12 +39,14 @@ mod token_bucket;
 mod window;
 
 pub use adaptive::{Adaptive, AdaptiveConfig};
+pub use error::BudgetError;
 pub use percent::{Percent, PercentConfig};
 pub use quota::{Quota, QuotaConfig};
 pub use ratio::{Ratio, RatioConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 pub use window::Window;
 
+use rand::Rng;
 use std::fmt;
 use std::time::Duration;
 
@@ -86,15 +89,16 @@ impl fmt::Display for BudgetConfig {
             BudgetConfig::Percent(c) => write!(
                 f,
                 "percent budget {}% over {}s, floor {}/s",
-                c.percent * 100.0,
-                c.ttl.as_secs_f64(),
-                c.min_per_sec
+                c.percent() * 100.0,
+                c.ttl().as_secs_f64(),
+                c.min_per_sec()
             ),
             BudgetConfig::TokenBucket(c) => {
                 write!(
                     f,
                     "token bucket {} tokens, ratio {}",
-                    c.max_tokens, c.token_ratio
+                    c.max_tokens(),
+                    c.token_ratio()
                 )
             }
             BudgetConfig::Quota(c) => write!(
@@ -105,14 +109,14 @@ impl fmt::Display for BudgetConfig {
             BudgetConfig::Ratio(c) => write!(
                 f,
                 "retry ratio {}% over {}s",
-                c.ratio * 100.0,
-                c.window.as_secs_f64()
+                c.ratio() * 100.0,
+                c.window().as_secs_f64()
             ),
             BudgetConfig::Adaptive(c) => write!(
                 f,
                 "adaptive throttling K={} over {}s",
-                c.k,
-                c.window.as_secs_f64()
+                c.k(),
+                c.window().as_secs_f64()
             ),
         }
     }
@@ -166,11 +170,12 @@ impl Budget {
         }
     }
 
-    /// Whether to send an attempt at all (only adaptive throttling ever says no); `u` is a
-    /// uniform draw in [0, 1) from the caller's RNG.
-    pub fn admit(&mut self, now: Duration, u: f64) -> bool {
+    /// Whether to send an attempt at all. Only adaptive throttling ever says no, and only
+    /// it draws from `rng` (a uniform number in [0, 1)): under any other budget the
+    /// caller's random stream is left as it was.
+    pub fn admit<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R) -> bool {
         match self {
-            Budget::Adaptive(b) => b.admit(now, u),
+            Budget::Adaptive(b) => b.admit(now, rng.random()),
             _ => true,
         }
     }

@@ -111,7 +111,7 @@ fn budgets_retry_after_and_deadlines() {
     let st = |i: usize| s.arms[i].strategy().unwrap();
     let a = st(0);
     assert!(
-        matches!(a.budget, Some(BudgetConfig::TokenBucket(c)) if c.max_tokens == 20.0 && c.token_ratio == 0.1)
+        matches!(a.budget, Some(BudgetConfig::TokenBucket(c)) if c.max_tokens() == 20.0 && c.token_ratio() == 0.1)
     );
     assert_eq!(
         a.policy.retry_after().max,
@@ -144,6 +144,37 @@ fn budgets_retry_after_and_deadlines() {
         m.contains("unknown field") && m.contains("retry_cost"),
         "{m}"
     );
+    // herd-retry's constructors check the values; the messages name the scenario's keys.
+    for (budget, key, text) in [
+        (
+            "kind = \"percent\", ttl_ms = 500",
+            "arms[0].budget.ttl_ms",
+            "must be between 1000 and 60000 (Finagle's range)",
+        ),
+        (
+            "kind = \"percent\", percent = -1",
+            "arms[0].budget.percent",
+            "must be at least 0 and at most 1000, got -1",
+        ),
+        (
+            "kind = \"token-bucket\", token_ratio = 2",
+            "arms[0].budget.token_ratio",
+            "must be above 0 and at most 1, got 2",
+        ),
+        (
+            "kind = \"adaptive\", k = 0.5",
+            "arms[0].budget.k",
+            "must be 1 or more, got 0.5",
+        ),
+        (
+            "kind = \"ratio\", window_ms = 0",
+            "arms[0].budget.window_ms",
+            "must be greater than 0",
+        ),
+    ] {
+        let m = msg(&OK.replace("jitter = \"none\"", &format!("budget = {{ {budget} }}")));
+        assert!(m.contains(key) && m.ends_with(text), "{budget}: {m}");
+    }
     let m = msg(&OK.replace("jitter = \"none\"", "budget = { kind = \"leaky\" }"));
     assert!(
         m.starts_with("bad.toml:17:") && m.contains("arms[0].budget.kind"),
