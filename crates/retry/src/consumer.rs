@@ -39,10 +39,17 @@
 //!   `[0, think)` and its next one `think` after the previous is done.
 //!
 //! ```
-//! use herd_retry::consumer::{Action, ConsumerRules, Consumers, OnTimeout, Timer};
+//! use herd_retry::consumer::{Action, ConsumerConfig, ConsumerRules, Consumers, OnTimeout, Timer};
 //! use std::time::Duration;
 //! let ms = Duration::from_millis;
-//! let rules = ConsumerRules::new(ms(3000), OnTimeout::Reissue, 0, ms(30_000), None).unwrap();
+//! let rules = ConsumerRules::new(ConsumerConfig {
+//!     timeout: ms(3000),
+//!     on_timeout: OnTimeout::Reissue,
+//!     max_in_flight: 0,
+//!     give_up: ms(30_000),
+//!     think: None,
+//! })
+//! .unwrap();
 //! let mut c = Consumers::new(rules, 1, u64::MAX);
 //! let mut out = Vec::new();
 //! c.arrive(0, ms(0), &mut out);
@@ -52,8 +59,8 @@
 //! assert!(matches!(out[1], Action::Arm { timer: Timer::Timeout { unit: 0, send: 1 }, .. }));
 //! ```
 
-use crate::id_ring::IdRing;
 use busy::BusyConsumers;
+use id_ring::IdRing;
 use live::Live;
 use rand::Rng;
 pub use sink::Sink;
@@ -103,7 +110,23 @@ impl fmt::Display for ConsumerError {
 
 impl std::error::Error for ConsumerError {}
 
-/// One consumer's configuration (every consumer of a run shares it).
+/// One consumer's settings as given, named, for [`ConsumerRules::new`] to check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsumerConfig {
+    /// How long after its latest send a unit not yet done times out (more than 0).
+    pub timeout: Duration,
+    /// What the consumer does then.
+    pub on_timeout: OnTimeout,
+    /// A cap on each consumer's live logical requests; `0`: none.
+    pub max_in_flight: u32,
+    /// How long after its arrival a unit is given up (more than 0).
+    pub give_up: Duration,
+    /// For a closed loop, the time between a unit's end and the consumer's next unit
+    /// (more than 0); `None`: an open loop, units arrive on their own.
+    pub think: Option<Duration>,
+}
+
+/// One consumer's configuration, checked (every consumer of a run shares it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConsumerRules {
     timeout: Duration,
@@ -114,16 +137,15 @@ pub struct ConsumerRules {
 }
 
 impl ConsumerRules {
-    /// Rules with a consumer `timeout`, what to do at it, a cap on live logical requests
-    /// per consumer (`0`: none), how long after arrival a unit is given up, and, for a
-    /// closed loop, the `think` time between a unit's end and the next one's start.
-    pub fn new(
-        timeout: Duration,
-        on_timeout: OnTimeout,
-        max_in_flight: u32,
-        give_up: Duration,
-        think: Option<Duration>,
-    ) -> Result<Self, ConsumerError> {
+    /// The rules of `config`, or the setting that cannot work.
+    pub fn new(config: ConsumerConfig) -> Result<Self, ConsumerError> {
+        let ConsumerConfig {
+            timeout,
+            on_timeout,
+            max_in_flight,
+            give_up,
+            think,
+        } = config;
         if timeout.is_zero() {
             return Err(ConsumerError::ZeroTimeout);
         }
@@ -609,6 +631,8 @@ fn nanos(d: Duration) -> u64 {
 }
 
 mod busy;
+mod id_map;
+mod id_ring;
 mod live;
 mod sink;
 #[cfg(test)]

@@ -31,8 +31,6 @@ mod client;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod clock;
 pub mod consumer;
-pub mod id_map;
-pub mod id_ring;
 pub mod jitter;
 pub mod policy;
 pub mod profile;
@@ -46,7 +44,7 @@ pub mod tower;
 pub use backoff::{Backoff, Delays};
 pub use budget::{AttemptResult, Budget, BudgetConfig};
 pub use classify::{Failure, Method, Outcome};
-pub use consumer::{ConsumerRules, Consumers, OnTimeout};
+pub use consumer::{ConsumerConfig, ConsumerRules, Consumers, OnTimeout};
 pub use jitter::{Jitter, JitterError, JitterInput};
 pub use policy::{Decision, GiveUp, Policy, RetryState};
 pub use profile::Profile;
