@@ -43,15 +43,30 @@ pub struct Strategy {
 }
 
 impl Strategy {
-    /// A profile's defaults. Only `herd` comes with a budget (percent, 20% over 10 s, floor
-    /// 10/s) and a deadline (10 s); real libraries' profiles have neither, as the libraries
-    /// don't.
+    /// A profile's defaults, for a client with no attempt timeout. Only `herd` comes with
+    /// a budget (percent, 20% over 10 s, floor 10/s) and a deadline (10 s); real libraries'
+    /// profiles have neither, as the libraries don't.
     pub fn new(profile: Profile) -> Strategy {
+        Strategy::for_client(profile, None)
+    }
+
+    /// A profile's defaults for a client whose attempts time out after `attempt_timeout`.
+    /// The same as [`Strategy::new`] but under axios-retry, whose timeout bounds the whole
+    /// request: there it is the deadline too ([`Profile::default_deadline`]).
+    ///
+    /// ```
+    /// use herd_retry::{Profile, Strategy};
+    /// use std::time::Duration;
+    /// let t = Some(Duration::from_secs(2));
+    /// assert_eq!(Strategy::for_client(Profile::AxiosRetry, t).deadline, t);
+    /// assert_eq!(Strategy::for_client(Profile::Undici, t), Strategy::new(Profile::Undici));
+    /// ```
+    pub fn for_client(profile: Profile, attempt_timeout: Option<Duration>) -> Strategy {
         let herd = profile == Profile::Herd;
         Strategy {
             policy: Policy::new(profile),
             budget: herd.then_some(BudgetConfig::Percent(PercentConfig::default())),
-            deadline: herd.then_some(Duration::from_secs(10)),
+            deadline: profile.default_deadline(attempt_timeout),
         }
     }
 

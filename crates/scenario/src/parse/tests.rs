@@ -317,3 +317,19 @@ fn backlog_defaults_and_must_be_positive() {
     );
     assert!(m.contains("at least 1"), "{m}");
 }
+
+/// axios' timeout bounds the whole request: the profile's deadline is the client's attempt
+/// timeout, unless the arm sets one (0: none).
+#[test]
+fn axios_deadline_is_the_attempt_timeout() {
+    let ms = std::time::Duration::from_millis;
+    let text = OK.replace("[load]", "[client]\nattempt_timeout_ms = 1500\n[load]")
+        + "[[arms]]\nid = \"c\"\npolicy = \"axios-retry\"\ndeadline_ms = 0\n";
+    let s = parse(&text, "t.toml").unwrap();
+    let st = |i: usize| s.arms[i].strategy().unwrap();
+    assert_eq!(st(0).deadline, Some(ms(1500)));
+    assert_eq!(st(1).deadline, None, "undici has no deadline");
+    assert_eq!(st(2).deadline, None);
+    let s = parse(OK, "t.toml").unwrap();
+    assert_eq!(s.arms[0].strategy().unwrap().deadline, None, "no timeout");
+}
