@@ -32,6 +32,7 @@ mod client;
 mod clock;
 pub mod consumer;
 pub mod jitter;
+mod nanos;
 pub mod policy;
 pub mod profile;
 #[cfg(feature = "reqwest-middleware")]
@@ -46,6 +47,7 @@ pub use budget::{AttemptResult, Budget, BudgetConfig};
 pub use classify::{Failure, Method, Outcome};
 pub use consumer::{ConsumerConfig, ConsumerRules, Consumers, OnTimeout};
 pub use jitter::{Jitter, JitterError, JitterInput};
+pub use nanos::Nanos;
 pub use policy::{Decision, GiveUp, Policy, RetryState};
 pub use profile::Profile;
 pub use retrier::{Counters, Request, Retrier, Strategy};

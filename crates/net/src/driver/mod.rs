@@ -42,7 +42,7 @@ use tally::{Finished, Tally};
 
 use crate::upstream::{Stats, UpstreamServer};
 use crate::Stop;
-use herd_retry::{Decision, Failure, Outcome, Retrier};
+use herd_retry::{Decision, Failure, Nanos, Outcome, Retrier};
 use herd_scenario::{ArmClient, ArmReport, Demand, Recorder, Scenario, ServerCounts, TargetCounts};
 use rand_pcg::Pcg64Mcg;
 use std::io;
@@ -380,7 +380,7 @@ async fn logical(
     mut rng: Pcg64Mcg,
     sent: &mut Option<Instant>,
 ) -> (bool, u32) {
-    let now = || epoch.elapsed();
+    let now = || Nanos::from(epoch.elapsed());
     let lock = || {
         retrier
             .lock()

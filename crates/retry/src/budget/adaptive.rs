@@ -9,6 +9,7 @@
 
 use super::error::BudgetError;
 use super::window::Window;
+use crate::nanos::Nanos;
 use std::time::Duration;
 
 /// Adaptive-throttling settings.
@@ -70,21 +71,21 @@ impl Adaptive {
     }
 
     /// The current local-rejection probability.
-    pub fn reject_probability(&mut self, now: Duration) -> f64 {
+    pub fn reject_probability(&mut self, now: Nanos) -> f64 {
         let req = self.requests.sum(now);
         let acc = self.accepts.sum(now);
         ((req - self.cfg.k * acc) / (req + 1.0)).max(0.0)
     }
 
     /// Whether to send an attempt, given a uniform draw `u` in [0, 1). Counts the request.
-    pub fn admit(&mut self, now: Duration, u: f64) -> bool {
+    pub fn admit(&mut self, now: Nanos, u: f64) -> bool {
         let p = self.reject_probability(now);
         self.requests.add(now, 1.0);
         u >= p
     }
 
     /// The upstream accepted an attempt (answered, even with an error it did not shed).
-    pub fn on_accept(&mut self, now: Duration) {
+    pub fn on_accept(&mut self, now: Nanos) {
         self.accepts.add(now, 1.0);
     }
 }

@@ -46,9 +46,9 @@ pub use ratio::{Ratio, RatioConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 pub use window::Window;
 
+use crate::nanos::Nanos;
 use rand::Rng;
 use std::fmt;
-use std::time::Duration;
 
 /// Which budget, with its settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -162,7 +162,7 @@ impl Budget {
     }
 
     /// A new logical request started at `now` (percent and ratio deposit).
-    pub fn on_request(&mut self, now: Duration) {
+    pub fn on_request(&mut self, now: Nanos) {
         match self {
             Budget::Percent(b) => b.deposit(now),
             Budget::Ratio(b) => b.deposit(now),
@@ -173,7 +173,7 @@ impl Budget {
     /// Whether to send an attempt at all. Only adaptive throttling ever says no, and only
     /// it draws from `rng` (a uniform number in [0, 1)): under any other budget the
     /// caller's random stream is left as it was.
-    pub fn admit<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R) -> bool {
+    pub fn admit<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> bool {
         match self {
             Budget::Adaptive(b) => b.admit(now, rng.random()),
             _ => true,
@@ -181,7 +181,7 @@ impl Budget {
     }
 
     /// An attempt ended.
-    pub fn on_attempt(&mut self, now: Duration, result: AttemptResult) {
+    pub fn on_attempt(&mut self, now: Nanos, result: AttemptResult) {
         match (self, result) {
             (Budget::TokenBucket(b), AttemptResult::Success) => b.on_success(),
             (Budget::TokenBucket(b), _) => b.on_failure(),
@@ -194,7 +194,7 @@ impl Budget {
 
     /// Asks to retry after a failure; `timeout` says whether it was a timeout. Returns the
     /// quota cost spent (0 for other kinds), or `None` if refused.
-    pub fn withdraw(&mut self, now: Duration, timeout: bool) -> Option<u32> {
+    pub fn withdraw(&mut self, now: Nanos, timeout: bool) -> Option<u32> {
         match self {
             Budget::Percent(b) => b.withdraw(now).then_some(0),
             Budget::TokenBucket(b) => b.allows_retry().then_some(0),

@@ -8,6 +8,7 @@
 
 use super::error::{in_range, BudgetError};
 use super::window::Window;
+use crate::nanos::Nanos;
 use std::time::Duration;
 
 /// Percent budget settings.
@@ -78,12 +79,12 @@ impl Percent {
     }
 
     /// One request offered.
-    pub fn deposit(&mut self, now: Duration) {
+    pub fn deposit(&mut self, now: Nanos) {
         self.window.add(now, self.cfg.percent);
     }
 
     /// Asks for one retry.
-    pub fn withdraw(&mut self, now: Duration) -> bool {
+    pub fn withdraw(&mut self, now: Nanos) -> bool {
         if self.window.sum(now) + self.reserve >= 1.0 - 1e-9 {
             self.window.add(now, -1.0);
             true

@@ -5,6 +5,7 @@
 
 use super::error::{in_range, BudgetError};
 use super::window::Window;
+use crate::nanos::Nanos;
 use std::time::Duration;
 
 /// Retry-ratio settings.
@@ -63,12 +64,12 @@ impl Ratio {
     }
 
     /// One request offered.
-    pub fn deposit(&mut self, now: Duration) {
+    pub fn deposit(&mut self, now: Nanos) {
         self.requests.add(now, 1.0);
     }
 
     /// Asks for one retry: allowed if one more keeps retries ≤ ratio · requests.
-    pub fn withdraw(&mut self, now: Duration) -> bool {
+    pub fn withdraw(&mut self, now: Nanos) -> bool {
         let req = self.requests.sum(now);
         let ret = self.retries.sum(now);
         if ret + 1.0 <= self.cfg.ratio * req + 1e-9 {

@@ -2,9 +2,10 @@
 
 use super::*;
 use proptest::prelude::*;
+use std::time::Duration;
 
-fn ms(x: u64) -> Duration {
-    Duration::from_millis(x)
+fn ms(x: u64) -> Nanos {
+    Nanos(x * 1_000_000)
 }
 
 #[test]
@@ -146,8 +147,8 @@ fn configs_check_their_settings() {
         Ok(d)
     );
     assert_eq!(
-        PercentConfig::new(ms(999), 10, 0.2),
-        Err(BudgetError::Ttl(ms(999)))
+        PercentConfig::new(Duration::from_millis(999), 10, 0.2),
+        Err(BudgetError::Ttl(Duration::from_millis(999)))
     );
     assert!(PercentConfig::new(s(61), 10, 0.2).is_err());
     assert!(PercentConfig::new(s(60), 10, 1000.0).is_ok());
