@@ -36,7 +36,9 @@ impl RetryMiddleware {
         Self::build(Settings::new(strategy))
     }
 
-    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it).
+    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it). This
+    /// leaves the strategy's deadline as it is: for axios-retry, whose timeout bounds the
+    /// whole request, make the strategy with [`Strategy::for_client`] to have it both ways.
     ///
     /// # Default
     /// No attempt timeout (reqwest's own timeouts still apply).

@@ -49,7 +49,9 @@ impl RetryLayer {
         Self::build(Settings::new(strategy))
     }
 
-    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it).
+    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it). This
+    /// leaves the strategy's deadline as it is: for axios-retry, whose timeout bounds the
+    /// whole request, make the strategy with [`Strategy::for_client`] to have it both ways.
     ///
     /// # Default
     /// No attempt timeout.
