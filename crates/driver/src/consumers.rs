@@ -72,7 +72,7 @@ pub(super) async fn drive(
     };
     let mut rng = scenario.seeds().consumer_start();
     let now = run.now();
-    run.machine.start(now, &mut rng, &mut run.actions);
+    run.machine.start(now.into(), &mut rng, &mut run.actions);
     let mut complete = true;
     // One wait for the stop for the whole run, not one made and dropped per event.
     let mut stopped = std::pin::pin!(stop.requested());
@@ -160,9 +160,10 @@ impl Run {
                 }
                 Action::Arm { at, timer } => {
                     self.seq += 1;
-                    self.timers.insert((at, self.seq), timer);
+                    self.timers.insert((at.into(), self.seq), timer);
                 }
                 Action::Done { arrived, ok, .. } => {
+                    let arrived = arrived.as_duration();
                     self.rec.record(&LogicalRecord {
                         intended: arrived,
                         latency: self.now().saturating_sub(arrived),
@@ -197,7 +198,7 @@ impl Run {
     /// A logical request's task finished.
     fn on_finished(&mut self, request: u64, ok: bool) {
         self.tasks.remove(&request);
-        let now = self.now();
+        let now = self.now().into();
         self.machine.finished(request, ok, now, &mut self.actions);
     }
 
@@ -205,7 +206,7 @@ impl Run {
     /// arrives at its own (see [`Run::on_unit`]).
     fn on_timer(&mut self) {
         if let Some(((at, _), timer)) = self.timers.pop_first() {
-            self.machine.fire(timer, at, &mut self.actions);
+            self.machine.fire(timer, at.into(), &mut self.actions);
         }
     }
 
@@ -215,7 +216,8 @@ impl Run {
     fn on_unit(&mut self) {
         if let Some(u) = self.pending.take() {
             self.lag.record(self.now().saturating_sub(u.at()));
-            self.machine.arrive(u.consumer, u.at(), &mut self.actions);
+            let at = u.at().into();
+            self.machine.arrive(u.consumer, at, &mut self.actions);
         }
         self.pending = self.demand.next();
     }

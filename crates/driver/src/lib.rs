@@ -57,7 +57,7 @@ use peers::{Peer, PeerOptions};
 pub use stop::{Stop, StopTrigger};
 use tally::{Finished, Tally};
 
-use herd_retry::{Decision, Failure, Outcome, Retrier};
+use herd_retry::{Decision, Failure, Nanos, Outcome, Retrier};
 use herd_scenario::{ArmClient, ArmReport, Demand, Recorder, Scenario, ServerCounts, TargetCounts};
 use herd_upstream::{Stats, UpstreamServer};
 use rand_pcg::Pcg64Mcg;
@@ -396,7 +396,7 @@ async fn logical(
     mut rng: Pcg64Mcg,
     sent: &mut Option<Instant>,
 ) -> (bool, u32) {
-    let now = || epoch.elapsed();
+    let now = || Nanos::from(epoch.elapsed());
     let lock = || {
         retrier
             .lock()

@@ -36,11 +36,10 @@ fn fast(budget: Option<BudgetConfig>) -> Strategy {
 }
 
 fn no_floor(percent: f64) -> Option<BudgetConfig> {
-    Some(BudgetConfig::Percent(PercentConfig {
-        min_per_sec: 0,
-        percent,
-        ..Default::default()
-    }))
+    let ttl = PercentConfig::default().ttl();
+    Some(BudgetConfig::Percent(
+        PercentConfig::new(ttl, 0, percent).unwrap(),
+    ))
 }
 
 async fn bounded<F: std::future::Future>(f: F) -> F::Output {

@@ -14,13 +14,33 @@ use std::future::Future;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+/// Every setting of a layer or middleware, kept whole so that a setter changes one of them
+/// and the shared state is always made from all of them ([`Shared::new`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    pub(crate) strategy: Strategy,
+    /// The jitter's seed; `None`: seeded from the clock.
+    pub(crate) seed: Option<u64>,
+    pub(crate) attempt_timeout: Option<Duration>,
+}
+
+impl Settings {
+    /// A strategy with no seed and no attempt timeout.
+    pub(crate) fn new(strategy: Strategy) -> Self {
+        Settings {
+            strategy,
+            seed: None,
+            attempt_timeout: None,
+        }
+    }
+}
+
 /// State shared by all requests of one client.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    strategy: Strategy,
+    settings: Settings,
     retrier: Mutex<Retrier>,
     rng: Mutex<Pcg64Mcg>,
-    pub(crate) attempt_timeout: Option<Duration>,
 }
 
 /// How a logical request ended.
@@ -38,21 +58,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    pub(crate) fn new(
-        strategy: Strategy,
-        seed: Option<u64>,
-        attempt_timeout: Option<Duration>,
-    ) -> Self {
+    /// Fresh budget, counters and RNG for `settings`.
+    pub(crate) fn new(settings: Settings) -> Self {
         Shared {
-            strategy,
-            retrier: Mutex::new(Retrier::new(strategy)),
-            rng: Mutex::new(Pcg64Mcg::seed_from_u64(seed.unwrap_or_else(clock::seed))),
-            attempt_timeout,
+            retrier: Mutex::new(Retrier::new(settings.strategy)),
+            rng: Mutex::new(Pcg64Mcg::seed_from_u64(
+                settings.seed.unwrap_or_else(clock::seed),
+            )),
+            settings,
         }
     }
 
-    pub(crate) fn strategy(&self) -> &Strategy {
-        &self.strategy
+    /// The settings this state was made from.
+    pub(crate) fn settings(&self) -> Settings {
+        self.settings
     }
 
     pub(crate) fn counters(&self) -> Counters {
@@ -81,7 +100,7 @@ impl Shared {
                 let mut rng = lock(&self.rng);
                 (
                     r.admit(&req, clock::now(), &mut *rng),
-                    r.attempt_timeout(&req, clock::now(), self.attempt_timeout),
+                    r.attempt_timeout(&req, clock::now(), self.settings.attempt_timeout),
                 )
             };
             let (outcome, result) = if !admitted {

@@ -2,16 +2,23 @@
 //!
 //! The policy code never reads a clock; the tower layer and the reqwest middleware have to,
 //! and this is the one place they do. `now` is time since the first call in the process,
-//! which is all a [`crate::Retrier`] needs (budgets and deadlines compare differences).
+//! which is all a [`crate::Retrier`] needs (budgets and deadlines compare differences);
+//! `wall` is the calendar time an HTTP-date `Retry-After` is measured from.
 
+use crate::nanos::Nanos;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 
 /// Monotonic time since the process first asked.
-pub(crate) fn now() -> Duration {
-    EPOCH.get_or_init(Instant::now).elapsed()
+pub(crate) fn now() -> Nanos {
+    Nanos::from(EPOCH.get_or_init(Instant::now).elapsed())
+}
+
+/// The calendar time, for a `Retry-After` given as an HTTP-date.
+pub(crate) fn wall() -> SystemTime {
+    SystemTime::now()
 }
 
 /// A seed for jitter when the user gives none: jitter needs to differ between processes,

@@ -39,21 +39,30 @@
 //!   `[0, think)` and its next one `think` after the previous is done.
 //!
 //! ```
-//! use herd_retry::consumer::{Action, ConsumerRules, Consumers, OnTimeout, Timer};
+//! use herd_retry::consumer::{Action, ConsumerConfig, ConsumerRules, Consumers, OnTimeout, Timer};
+//! use herd_retry::Nanos;
 //! use std::time::Duration;
 //! let ms = Duration::from_millis;
-//! let rules = ConsumerRules::new(ms(3000), OnTimeout::Reissue, 0, ms(30_000), None).unwrap();
+//! let rules = ConsumerRules::new(ConsumerConfig {
+//!     timeout: ms(3000),
+//!     on_timeout: OnTimeout::Reissue,
+//!     max_in_flight: 0,
+//!     give_up: ms(30_000),
+//!     think: None,
+//! })
+//! .unwrap();
 //! let mut c = Consumers::new(rules, 1, u64::MAX);
 //! let mut out = Vec::new();
-//! c.arrive(0, ms(0), &mut out);
+//! c.arrive(0, Nanos::ZERO, &mut out);
 //! // Sent at once, with a timer for the consumer's timeout (no give-up timer yet: only a
 //! // unit still not done at its timeout can need one).
 //! assert!(matches!(out[0], Action::Send { unit: 0, request: 0 }));
 //! assert!(matches!(out[1], Action::Arm { timer: Timer::Timeout { unit: 0, send: 1 }, .. }));
 //! ```
 
-use crate::id_ring::IdRing;
+use crate::nanos::Nanos;
 use busy::BusyConsumers;
+use id_ring::IdRing;
 use live::Live;
 use rand::Rng;
 pub use sink::Sink;
@@ -103,7 +112,23 @@ impl fmt::Display for ConsumerError {
 
 impl std::error::Error for ConsumerError {}
 
-/// One consumer's configuration (every consumer of a run shares it).
+/// One consumer's settings as given, named, for [`ConsumerRules::new`] to check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsumerConfig {
+    /// How long after its latest send a unit not yet done times out (more than 0).
+    pub timeout: Duration,
+    /// What the consumer does then.
+    pub on_timeout: OnTimeout,
+    /// A cap on each consumer's live logical requests; `0`: none.
+    pub max_in_flight: u32,
+    /// How long after its arrival a unit is given up (more than 0).
+    pub give_up: Duration,
+    /// For a closed loop, the time between a unit's end and the consumer's next unit
+    /// (more than 0); `None`: an open loop, units arrive on their own.
+    pub think: Option<Duration>,
+}
+
+/// One consumer's configuration, checked (every consumer of a run shares it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConsumerRules {
     timeout: Duration,
@@ -114,16 +139,15 @@ pub struct ConsumerRules {
 }
 
 impl ConsumerRules {
-    /// Rules with a consumer `timeout`, what to do at it, a cap on live logical requests
-    /// per consumer (`0`: none), how long after arrival a unit is given up, and, for a
-    /// closed loop, the `think` time between a unit's end and the next one's start.
-    pub fn new(
-        timeout: Duration,
-        on_timeout: OnTimeout,
-        max_in_flight: u32,
-        give_up: Duration,
-        think: Option<Duration>,
-    ) -> Result<Self, ConsumerError> {
+    /// The rules of `config`, or the setting that cannot work.
+    pub fn new(config: ConsumerConfig) -> Result<Self, ConsumerError> {
+        let ConsumerConfig {
+            timeout,
+            on_timeout,
+            max_in_flight,
+            give_up,
+            think,
+        } = config;
         if timeout.is_zero() {
             return Err(ConsumerError::ZeroTimeout);
         }
@@ -209,8 +233,8 @@ pub enum Action {
     },
     /// Call [`Consumers::fire`] with `timer` at `at`.
     Arm {
-        /// When, from the start of the run.
-        at: Duration,
+        /// When.
+        at: Nanos,
         /// What.
         timer: Timer,
     },
@@ -219,7 +243,7 @@ pub enum Action {
         /// The unit.
         unit: u64,
         /// When it arrived.
-        arrived: Duration,
+        arrived: Nanos,
         /// Whether one of its logical requests succeeded (otherwise it was given up).
         ok: bool,
     },
@@ -242,9 +266,8 @@ pub struct Tally {
 
 #[derive(Debug)]
 struct Unit {
-    /// When it arrived, ns from the start of the run (a `Duration` is twice as wide, and
-    /// the unit table is read at every unit).
-    arrived: u64,
+    /// When it arrived.
+    arrived: Nanos,
     consumer: u32,
     /// Live logical requests of the unit, kept under `Abandon` only (see [`Live`]).
     live: Live,
@@ -266,8 +289,8 @@ struct LiveRequest {
 #[derive(Debug)]
 pub struct Consumers {
     rules: ConsumerRules,
-    /// The rules' times in nanoseconds, the clock the rules keep (see
-    /// [`Consumers::arrive_ns`]).
+    /// The rules' times in nanoseconds, the unit of [`Nanos`]: added to an instant at
+    /// every send without a `Duration` taken apart.
     timeout: u64,
     give_up: u64,
     think: Option<u64>,
@@ -321,31 +344,23 @@ impl Consumers {
 
     /// Closed loop: arms every consumer's first unit at a random offset in `[0, think)`.
     /// Does nothing for an open loop.
-    pub fn start<R: Rng + ?Sized>(&mut self, now: Duration, rng: &mut R, out: &mut impl Sink) {
+    pub fn start<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R, out: &mut impl Sink) {
         let Some(think) = self.rules.think else {
             return;
         };
         for consumer in 0..self.count {
-            let at = now + think.mul_f64(rng.random::<f64>());
+            let at = now.as_duration() + think.mul_f64(rng.random::<f64>());
             out.act(Action::Arm {
-                at,
+                at: Nanos::from(at),
                 timer: Timer::Think { consumer },
             });
         }
     }
 
     /// A unit of work arrives at `consumer` (open loop; a consumer out of range is ignored).
-    pub fn arrive(&mut self, consumer: u32, now: Duration, out: &mut impl Sink) {
-        self.arrive_ns(consumer, nanos(now), out);
-    }
-
-    /// [`Consumers::arrive`] at `now` nanoseconds from the start of the run, for a driver
-    /// whose clock counts nanoseconds (the simulator's): the rules keep their times so,
-    /// and a [`Sink`] that takes them so ([`Sink::arm`], [`Sink::done`]) is spared a
-    /// `Duration` round trip at every unit. Hinted inline: a driver calls it at every
-    /// unit, from one place.
+    /// Hinted inline: a driver calls it at every unit, from one place.
     #[inline]
-    pub fn arrive_ns(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
+    pub fn arrive(&mut self, consumer: u32, now: Nanos, out: &mut impl Sink) {
         if consumer >= self.count {
             return;
         }
@@ -390,7 +405,7 @@ impl Consumers {
             if !u.give_up_armed {
                 u.give_up_armed = true;
                 out.arm(
-                    u.arrived.saturating_add(self.give_up),
+                    Nanos(u.arrived.0.saturating_add(self.give_up)),
                     Timer::GiveUp { unit },
                 );
             }
@@ -398,17 +413,12 @@ impl Consumers {
     }
 
     /// A timer armed by an [`Action::Arm`] is due.
-    pub fn fire(&mut self, timer: Timer, now: Duration, out: &mut impl Sink) {
-        self.fire_ns(timer, nanos(now), out);
-    }
-
-    /// [`Consumers::fire`] at `now` nanoseconds (see [`Consumers::arrive_ns`]).
-    pub fn fire_ns(&mut self, timer: Timer, now: u64, out: &mut impl Sink) {
+    pub fn fire(&mut self, timer: Timer, now: Nanos, out: &mut impl Sink) {
         match timer {
             Timer::Think { consumer } => {
                 if self.left > 0 {
                     self.left -= 1;
-                    self.arrive_ns(consumer, now, out);
+                    self.arrive(consumer, now, out);
                 }
             }
             Timer::GiveUp { unit } => {
@@ -462,13 +472,8 @@ impl Consumers {
 
     /// Logical request `request` ended: `ok` if its retrier reported success. A request
     /// that was cancelled, or is unknown, is ignored.
-    pub fn finished(&mut self, request: u64, ok: bool, now: Duration, out: &mut impl Sink) {
-        self.finished_ns(request, ok, nanos(now), out);
-    }
-
-    /// [`Consumers::finished`] at `now` nanoseconds (see [`Consumers::arrive_ns`]).
     #[inline]
-    pub fn finished_ns(&mut self, request: u64, ok: bool, now: u64, out: &mut impl Sink) {
+    pub fn finished(&mut self, request: u64, ok: bool, now: Nanos, out: &mut impl Sink) {
         let Some(LiveRequest { consumer, unit, .. }) = self.requests.remove(request) else {
             return;
         };
@@ -496,7 +501,7 @@ impl Consumers {
         unit: u64,
         consumer: u32,
         resend: bool,
-        now: u64,
+        now: Nanos,
         out: &mut impl Sink,
     ) -> bool {
         if self.busy.may_send(consumer, resend) {
@@ -509,14 +514,14 @@ impl Consumers {
 
     /// Sends what `consumer` has waiting, as far as it has room.
     #[inline]
-    fn pump(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
+    fn pump(&mut self, consumer: u32, now: Nanos, out: &mut impl Sink) {
         // Nobody counted, nobody waits (always so without a cap): nothing to call.
         if !self.busy.is_empty() {
             self.pump_waiting(consumer, now, out);
         }
     }
 
-    fn pump_waiting(&mut self, consumer: u32, now: u64, out: &mut impl Sink) {
+    fn pump_waiting(&mut self, consumer: u32, now: Nanos, out: &mut impl Sink) {
         while let Some(unit) = self.busy.next_waiting(consumer) {
             // A unit given up while it waited is gone: `send` skips it.
             self.send(unit, now, out);
@@ -525,7 +530,7 @@ impl Consumers {
 
     /// Sends `unit` (whether it was there to send).
     #[inline(always)]
-    fn send(&mut self, unit: u64, now: u64, out: &mut impl Sink) -> bool {
+    fn send(&mut self, unit: u64, now: Nanos, out: &mut impl Sink) -> bool {
         let Some(u) = self.units.get_mut(unit) else {
             return false;
         };
@@ -558,7 +563,7 @@ impl Consumers {
         consumer: u32,
         request: u64,
         send: u32,
-        now: u64,
+        now: Nanos,
         out: &mut impl Sink,
     ) {
         self.tally.sent += 1;
@@ -570,7 +575,7 @@ impl Consumers {
         };
         self.requests.insert(request, live);
         out.arm(
-            now.saturating_add(self.timeout),
+            Nanos(now.0.saturating_add(self.timeout)),
             Timer::Timeout { unit, send },
         );
     }
@@ -586,18 +591,21 @@ impl Consumers {
 
     /// `unit` is done: recorded, and its consumer's line moves up.
     #[inline]
-    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: u64, out: &mut impl Sink) {
+    fn done(&mut self, unit: u64, u: &Unit, ok: bool, now: Nanos, out: &mut impl Sink) {
         self.record_done(unit, u, ok, now, out);
         self.pump(u.consumer, now, out);
     }
 
     /// `unit` is done: recorded, and (closed loop) its consumer's next unit armed.
     #[inline]
-    fn record_done(&mut self, unit: u64, u: &Unit, ok: bool, now: u64, out: &mut impl Sink) {
+    fn record_done(&mut self, unit: u64, u: &Unit, ok: bool, now: Nanos, out: &mut impl Sink) {
         out.done(unit, u.arrived, ok);
         if let Some(think) = self.think {
             let consumer = u.consumer;
-            out.arm(now.saturating_add(think), Timer::Think { consumer });
+            out.arm(
+                Nanos(now.0.saturating_add(think)),
+                Timer::Think { consumer },
+            );
         }
     }
 }
@@ -609,6 +617,8 @@ fn nanos(d: Duration) -> u64 {
 }
 
 mod busy;
+mod id_map;
+mod id_ring;
 mod live;
 mod sink;
 #[cfg(test)]

@@ -14,11 +14,23 @@ use std::fmt;
 use std::time::Duration;
 
 /// A retry policy: a profile's condition with its (possibly overridden) numbers.
+///
+/// Each `with_*` setter sets one thing, so the setters can be called in any order. Where a
+/// library ties two settings together (undici's `maxTimeout` caps `Retry-After` too; an
+/// axios-retry custom `retryDelay` never sees the hint), the tie is a rule over the settings,
+/// applied whenever one changes ([`Policy::retry_after`]), never a setter overwriting another.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Policy {
     profile: Profile,
     retries: u32,
     backoff: Backoff,
+    /// Whether the jitter was set: for axios-retry, a custom `retryDelay`.
+    jitter_set: bool,
+    /// The `Retry-After` rule, if set.
+    retry_after_set: Option<RetryAfter>,
+    /// The rule [`Policy::decide`] applies: the one set, or the profile's with its ties to
+    /// the other settings. Derived from the fields above whenever one changes, so `decide`
+    /// reads a value rather than working it out at every retry.
     retry_after: RetryAfter,
 }
 
@@ -69,14 +81,17 @@ impl Policy {
             profile,
             retries: profile.default_retries(),
             backoff: profile.default_backoff(),
+            jitter_set: false,
+            retry_after_set: None,
             retry_after: profile.default_retry_after(),
         }
+        .resolve()
     }
 
     /// Sets how many retries (not attempts) are allowed.
     ///
     /// # Default
-    /// The profile's: undici 5, axios-retry 3, naive 3, exponential 3, none 0.
+    /// The profile's: undici 5, go-retryablehttp 4, none 0, every other 3.
     pub fn with_retries(mut self, retries: u32) -> Policy {
         self.retries = retries;
         self
@@ -84,49 +99,76 @@ impl Policy {
 
     /// Overrides the jitter kind.
     ///
-    /// # Default
-    /// The profile's: undici `none`, axios-retry `additive(0.2)`, exponential `full`.
-    ///
     /// For axios-retry, another jitter means a custom `retryDelay` function. axios-retry
     /// 4.x calls it as `retryDelay(retryCount, error)`, and only its own delay functions
     /// (`exponentialDelay`, `linearDelay`, the default `noDelay`) read `Retry-After` from
     /// the error; a plain function of the retry count, like the Node adapter's
-    /// `(n) => 2 ** n * 100`, never sees it. So the override drops the hint too (set it
-    /// back with [`Policy::with_retry_after`]).
+    /// `(n) => 2 ** n * 100`, never sees it. So under that profile a jitter set here also
+    /// means the hint is ignored, unless a rule is set with [`Policy::with_retry_after`].
+    ///
+    /// # Default
+    /// The profile's: undici, urllib3 and go-retryablehttp `none`, axios-retry
+    /// `additive(0.2)`, exponential, tenacity and herd `full`.
     pub fn with_jitter(mut self, jitter: Jitter) -> Policy {
         self.backoff.jitter = jitter;
-        if self.profile == Profile::AxiosRetry {
-            self.retry_after = RetryAfter::IGNORE;
-        }
-        self
+        self.jitter_set = true;
+        self.resolve()
     }
 
     /// Overrides the base delay (undici's `minTimeout`, axios-retry's `delayFactor`).
+    ///
+    /// # Default
+    /// The profile's: 100 ms for axios-retry, exponential and herd, 500 ms for undici,
+    /// urllib3 and tenacity, 1 s for go-retryablehttp, 0 for naive and none.
     pub fn with_base(mut self, base: Duration) -> Policy {
         self.backoff.base = base;
         self
     }
 
     /// Overrides the growth factor.
+    ///
+    /// # Default
+    /// The profile's: 2, or 1 for naive and none.
     pub fn with_factor(mut self, factor: f64) -> Policy {
         self.backoff.factor = factor;
         self
     }
 
-    /// Overrides the cap on the nominal delay (undici's `maxTimeout`, which also caps
-    /// `Retry-After`).
+    /// Overrides the cap on the nominal delay. Under undici it is `maxTimeout`, which caps
+    /// `Retry-After` too, unless a rule is set with [`Policy::with_retry_after`].
+    ///
+    /// # Default
+    /// The profile's: undici, go-retryablehttp and tenacity 30 s, urllib3 120 s, exponential
+    /// 10 s, herd 5 s, axios-retry none ([`Duration::MAX`]), 0 for naive and none.
     pub fn with_cap(mut self, cap: Duration) -> Policy {
         self.backoff.cap = cap;
-        if self.profile == Profile::Undici {
-            // undici's maxTimeout caps the backoff and Retry-After alike.
-            self.retry_after.max = cap;
-        }
-        self
+        self.resolve()
     }
 
-    /// Overrides what a `Retry-After` hint does.
+    /// Sets what a `Retry-After` hint does, whatever the other settings.
+    ///
+    /// # Default
+    /// The profile's ([`Profile::default_retry_after`]), tied to the other settings as
+    /// [`Policy::with_jitter`] and [`Policy::with_cap`] say.
     pub fn with_retry_after(mut self, rule: RetryAfter) -> Policy {
-        self.retry_after = rule;
+        self.retry_after_set = Some(rule);
+        self.resolve()
+    }
+
+    /// Works out the `Retry-After` rule from the settings: the one set, else the profile's
+    /// with the library's ties applied.
+    fn resolve(mut self) -> Policy {
+        self.retry_after = match (self.retry_after_set, self.profile) {
+            (Some(rule), _) => rule,
+            // A custom retryDelay (see `with_jitter`) does not read the hint.
+            (None, Profile::AxiosRetry) if self.jitter_set => RetryAfter::IGNORE,
+            // undici's maxTimeout caps the backoff and Retry-After alike.
+            (None, Profile::Undici) => RetryAfter {
+                max: self.backoff.cap,
+                ..self.profile.default_retry_after()
+            },
+            (None, profile) => profile.default_retry_after(),
+        };
         self
     }
 
@@ -409,6 +451,90 @@ mod tests {
             "axios-retry: 3 retries, 100ms·2^(n-1+1), jitter full"
         );
         assert_eq!(Policy::new(Profile::None).to_string(), "none: 0 retries");
+    }
+
+    /// Every order of the same setters makes the same policy, for every profile, with and
+    /// without a `Retry-After` rule among them.
+    #[test]
+    fn setters_commute() {
+        type Setter = fn(Policy) -> Policy;
+        let rule = RetryAfter {
+            mode: RetryAfterMode::Floor,
+            min: ms(10),
+            max: ms(700),
+            above_max: crate::retry_after::AboveMax::GiveUp,
+        };
+        let setters: [Setter; 5] = [
+            |p| p.with_jitter(Jitter::Equal),
+            |p| p.with_base(ms(250)),
+            |p| p.with_factor(3.0),
+            |p| p.with_cap(ms(4000)),
+            |p| p.with_retries(6),
+        ];
+        /// Every permutation of `items`, by Heap's algorithm.
+        fn permutations(items: &mut Vec<usize>, k: usize, out: &mut Vec<Vec<usize>>) {
+            if k <= 1 {
+                out.push(items.clone());
+                return;
+            }
+            for i in 0..k {
+                permutations(items, k - 1, out);
+                let j = if k % 2 == 0 { i } else { 0 };
+                items.swap(j, k - 1);
+            }
+        }
+        for with_rule in [false, true] {
+            let n = setters.len() + usize::from(with_rule);
+            let mut orders = vec![];
+            permutations(&mut (0..n).collect(), n, &mut orders);
+            for name in Profile::NAMES {
+                let profile: Profile = name.parse().unwrap();
+                let build = |order: &[usize]| {
+                    order
+                        .iter()
+                        .fold(Policy::new(profile), |p, &i| match setters.get(i) {
+                            Some(set) => set(p),
+                            None => p.with_retry_after(rule),
+                        })
+                };
+                let first = build(&orders[0]);
+                for order in &orders {
+                    assert_eq!(build(order), first, "{profile} {order:?}");
+                }
+                if with_rule {
+                    assert_eq!(first.retry_after(), rule, "{profile}");
+                }
+            }
+        }
+    }
+
+    /// The library ties, as rules over the settings: undici's cap bounds the hint, an
+    /// axios-retry jitter override ignores it; a rule that is set wins over both.
+    #[test]
+    fn profile_ties_apply_whatever_the_order() {
+        let undici = Policy::new(Profile::Undici).with_cap(ms(2000));
+        assert_eq!(undici.retry_after().max, ms(2000));
+        let rule = RetryAfter {
+            max: ms(9000),
+            ..Profile::Undici.default_retry_after()
+        };
+        assert_eq!(
+            Policy::new(Profile::Undici)
+                .with_retry_after(rule)
+                .with_cap(ms(2000))
+                .retry_after(),
+            rule
+        );
+        let axios = Policy::new(Profile::AxiosRetry).with_jitter(Jitter::Full);
+        assert_eq!(axios.retry_after(), RetryAfter::IGNORE);
+        let floor = Profile::AxiosRetry.default_retry_after();
+        assert_eq!(
+            Policy::new(Profile::AxiosRetry)
+                .with_retry_after(floor)
+                .with_jitter(Jitter::Full)
+                .retry_after(),
+            floor
+        );
     }
 
     proptest! {

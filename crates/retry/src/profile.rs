@@ -36,8 +36,8 @@ pub enum Profile {
     /// (see [`crate::Policy::with_jitter`]). axios-retry's own default `retryDelay` is
     /// `noDelay` (the hint alone, else 0); this profile is the `exponentialDelay` its
     /// README shows. With `shouldResetTimeout: false` (the default) axios' `timeout` covers
-    /// the whole request, retries and delays included, so a scenario gives this profile a
-    /// deadline equal to its attempt timeout. Default condition `isNetworkOrIdempotentRequestError`:
+    /// the whole request, retries and delays included, so the profile's deadline is the
+    /// client's attempt timeout ([`Profile::default_deadline`], [`crate::Strategy::for_client`]). Default condition `isNetworkOrIdempotentRequestError`:
     /// a network error (no response, code not `ECONNABORTED` / `ERR_CANCELED`, so timeouts are
     /// not retried) on any method, or 429 / 5xx on GET, HEAD, OPTIONS, PUT, DELETE.
     AxiosRetry,
@@ -210,6 +210,19 @@ impl Profile {
                 matches!(status, 429 | 503)
             }
             _ => true,
+        }
+    }
+
+    /// The overall deadline of a request under this profile, for a client whose attempts
+    /// time out after `attempt_timeout`. axios' `timeout` covers the whole request, retries
+    /// and delays included (`shouldResetTimeout: false`, axios-retry's default), so under
+    /// axios-retry the attempt timeout is the deadline too; herd's profile has its 10 s; the
+    /// other libraries have none.
+    pub fn default_deadline(self, attempt_timeout: Option<Duration>) -> Option<Duration> {
+        match self {
+            Profile::AxiosRetry => attempt_timeout,
+            Profile::Herd => Some(Duration::from_secs(10)),
+            _ => None,
         }
     }
 

@@ -17,10 +17,11 @@
 
 use crate::classify::Method;
 use crate::classify::{Failure, Outcome};
-use crate::client::{Ended, Shared};
+use crate::client::{Ended, Settings, Shared};
+use crate::clock;
 use crate::retrier::{Counters, Strategy};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// Retries requests through the rest of the middleware chain. Clones share the budget and
 /// counters.
@@ -30,31 +31,39 @@ pub struct RetryMiddleware {
 }
 
 impl RetryMiddleware {
-    /// A middleware running `strategy`, jitter seeded from the clock.
+    /// A middleware running `strategy`.
     pub fn new(strategy: Strategy) -> Self {
-        RetryMiddleware {
-            shared: Arc::new(Shared::new(strategy, None, None)),
-        }
+        Self::build(Settings::new(strategy))
     }
 
-    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it).
+    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it). This
+    /// leaves the strategy's deadline as it is: for axios-retry, whose timeout bounds the
+    /// whole request, make the strategy with [`Strategy::for_client`] to have it both ways.
     ///
     /// # Default
     /// No attempt timeout (reqwest's own timeouts still apply).
     pub fn with_attempt_timeout(self, timeout: Duration) -> Self {
-        RetryMiddleware {
-            shared: Arc::new(Shared::new(*self.shared.strategy(), None, Some(timeout))),
-        }
+        let mut s = self.shared.settings();
+        s.attempt_timeout = Some(timeout);
+        Self::build(s)
     }
 
     /// Seeds the jitter, for reproducible delays in tests.
+    ///
+    /// # Default
+    /// Seeded from the clock and the process id, so two processes draw different delays.
     pub fn with_seed(self, seed: u64) -> Self {
+        let mut s = self.shared.settings();
+        s.seed = Some(seed);
+        Self::build(s)
+    }
+
+    /// The middleware for `settings`, with fresh budget and counters. Every setter goes
+    /// through here with all the settings, so none is lost to another; set them all
+    /// before cloning the middleware, as a setter starts its shared state afresh.
+    fn build(settings: Settings) -> Self {
         RetryMiddleware {
-            shared: Arc::new(Shared::new(
-                *self.shared.strategy(),
-                Some(seed),
-                self.shared.attempt_timeout,
-            )),
+            shared: Arc::new(Shared::new(settings)),
         }
     }
 
@@ -70,7 +79,7 @@ fn method_of(m: &reqwest::Method) -> Method {
 
 fn classify(r: &reqwest_middleware::Result<reqwest::Response>) -> Outcome {
     match r {
-        Ok(resp) => Outcome::from_http(resp.status(), resp.headers(), SystemTime::now()),
+        Ok(resp) => Outcome::from_http(resp.status(), resp.headers(), clock::wall()),
         Err(reqwest_middleware::Error::Reqwest(e)) if e.is_timeout() => {
             Outcome::Failed(Failure::Timeout)
         }

@@ -3,16 +3,17 @@
 //!
 //! The driver, the simulator and production integrations all go through
 //! [`Retrier::begin`] → ([`Retrier::admit`] → attempt → [`Retrier::decide`])*. `now` is
-//! always an argument: any clock will do, virtual or real, as long as it is monotonic.
+//! always an argument, a [`Nanos`] on the caller's clock: any clock will do, virtual or
+//! real, as long as it is monotonic.
 //!
 //! ```
-//! use herd_retry::{Decision, Method, Outcome, Profile, Retrier, Strategy};
+//! use herd_retry::{Decision, Method, Nanos, Outcome, Profile, Retrier, Strategy};
 //! use rand::SeedableRng;
 //! use std::time::Duration;
 //!
 //! let mut retrier = Retrier::new(Strategy::new(Profile::Herd));
 //! let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
-//! let t0 = Duration::from_secs(1);
+//! let t0 = Nanos::from(Duration::from_secs(1));
 //! let mut req = retrier.begin(t0);
 //! assert!(retrier.admit(&req, t0, &mut rng));
 //! match retrier.decide(&mut req, Method::Get, &Outcome::status(503), t0, &mut rng) {
@@ -24,6 +25,7 @@
 
 use crate::budget::{AttemptResult, Budget, BudgetConfig, PercentConfig};
 use crate::classify::{Failure, Method, Outcome};
+use crate::nanos::Nanos;
 use crate::policy::{Decision, GiveUp, Policy, RetryState};
 use crate::profile::Profile;
 use rand::Rng;
@@ -43,15 +45,30 @@ pub struct Strategy {
 }
 
 impl Strategy {
-    /// A profile's defaults. Only `herd` comes with a budget (percent, 20% over 10 s, floor
-    /// 10/s) and a deadline (10 s); real libraries' profiles have neither, as the libraries
-    /// don't.
+    /// A profile's defaults, for a client with no attempt timeout. Only `herd` comes with
+    /// a budget (percent, 20% over 10 s, floor 10/s) and a deadline (10 s); real libraries'
+    /// profiles have neither, as the libraries don't.
     pub fn new(profile: Profile) -> Strategy {
+        Strategy::for_client(profile, None)
+    }
+
+    /// A profile's defaults for a client whose attempts time out after `attempt_timeout`.
+    /// The same as [`Strategy::new`] but under axios-retry, whose timeout bounds the whole
+    /// request: there it is the deadline too ([`Profile::default_deadline`]).
+    ///
+    /// ```
+    /// use herd_retry::{Profile, Strategy};
+    /// use std::time::Duration;
+    /// let t = Some(Duration::from_secs(2));
+    /// assert_eq!(Strategy::for_client(Profile::AxiosRetry, t).deadline, t);
+    /// assert_eq!(Strategy::for_client(Profile::Undici, t), Strategy::new(Profile::Undici));
+    /// ```
+    pub fn for_client(profile: Profile, attempt_timeout: Option<Duration>) -> Strategy {
         let herd = profile == Profile::Herd;
         Strategy {
             policy: Policy::new(profile),
             budget: herd.then_some(BudgetConfig::Percent(PercentConfig::default())),
-            deadline: herd.then_some(Duration::from_secs(10)),
+            deadline: profile.default_deadline(attempt_timeout),
         }
     }
 
@@ -106,25 +123,17 @@ pub struct Counters {
 pub struct Request {
     /// The policy's state.
     pub state: RetryState,
-    /// When the request began, nanoseconds on the caller's clock (saturating at 584
-    /// years): the simulator's clock counts them, so its millions of requests begin and end
-    /// without a `Duration` made at each.
-    started_ns: u64,
+    /// When the request began.
+    started: Nanos,
     /// Budget quota spent on its retries.
     spent: u32,
 }
 
 impl Request {
     /// When the request began.
-    pub fn started(&self) -> Duration {
-        Duration::from_nanos(self.started_ns)
+    pub fn started(&self) -> Nanos {
+        self.started
     }
-}
-
-/// Nanoseconds in `d`, saturating at `u64::MAX` (584 years).
-#[inline]
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// A client's retrier.
@@ -157,21 +166,14 @@ impl Retrier {
 
     /// Starts a logical request at `now`.
     #[inline]
-    pub fn begin(&mut self, now: Duration) -> Request {
-        self.begin_ns(nanos(now))
-    }
-
-    /// [`Retrier::begin`] at `now` nanoseconds (the one body): a `Duration` is made only
-    /// for a budget.
-    #[inline]
-    pub fn begin_ns(&mut self, now: u64) -> Request {
+    pub fn begin(&mut self, now: Nanos) -> Request {
         self.counters.requests += 1;
         if let Some(b) = &mut self.budget {
-            b.on_request(Duration::from_nanos(now));
+            b.on_request(now);
         }
         Request {
             state: RetryState::default(),
-            started_ns: now,
+            started: now,
             spent: 0,
         }
     }
@@ -179,17 +181,11 @@ impl Retrier {
     /// Whether to send the next attempt now. `false` means the client's throttle refused it:
     /// treat the attempt as `Outcome::Failed(Failure::Throttled)` and call
     /// [`Retrier::decide`] with that.
-    pub fn admit<R: Rng + ?Sized>(&mut self, req: &Request, now: Duration, rng: &mut R) -> bool {
-        self.admit_ns(req, nanos(now), rng)
-    }
-
-    /// [`Retrier::admit`] at `now` nanoseconds (the one body): a `Duration` is made only
-    /// for an adaptive budget.
     #[inline]
-    pub fn admit_ns<R: Rng + ?Sized>(&mut self, _req: &Request, now: u64, rng: &mut R) -> bool {
+    pub fn admit<R: Rng + ?Sized>(&mut self, _req: &Request, now: Nanos, rng: &mut R) -> bool {
         let ok = match &mut self.budget {
-            Some(b @ Budget::Adaptive(_)) => b.admit(Duration::from_nanos(now), rng.random()),
-            _ => true,
+            Some(b) => b.admit(now, rng),
+            None => true,
         };
         if ok {
             self.counters.attempts += 1;
@@ -202,10 +198,10 @@ impl Retrier {
     /// The time left before the deadline, to bound the next attempt's timeout; `None`
     /// without a deadline.
     #[inline]
-    pub fn remaining(&self, req: &Request, now: Duration) -> Option<Duration> {
+    pub fn remaining(&self, req: &Request, now: Nanos) -> Option<Duration> {
         self.strategy
             .deadline
-            .map(|d| (req.started() + d).saturating_sub(now))
+            .map(|d| (req.started.as_duration() + d).saturating_sub(now.as_duration()))
     }
 
     /// The timeout for the next attempt: the client's per-attempt timeout, shortened to
@@ -215,7 +211,7 @@ impl Retrier {
     pub fn attempt_timeout(
         &self,
         req: &Request,
-        now: Duration,
+        now: Nanos,
         per_attempt: Option<Duration>,
     ) -> Option<Duration> {
         match (per_attempt, self.remaining(req, now)) {
@@ -231,26 +227,12 @@ impl Retrier {
         req: &mut Request,
         method: Method,
         outcome: &Outcome,
-        now: Duration,
-        rng: &mut R,
-    ) -> Decision {
-        self.decide_ns(req, method, outcome, nanos(now), rng)
-    }
-
-    /// [`Retrier::decide`] at `now` nanoseconds (the one body): a `Duration` is made only
-    /// for a budget or a deadline.
-    #[inline]
-    pub fn decide_ns<R: Rng + ?Sized>(
-        &mut self,
-        req: &mut Request,
-        method: Method,
-        outcome: &Outcome,
-        now: u64,
+        now: Nanos,
         rng: &mut R,
     ) -> Decision {
         let throttled = matches!(outcome, Outcome::Failed(Failure::Throttled));
         if let (Some(b), false) = (&mut self.budget, throttled) {
-            b.on_attempt(Duration::from_nanos(now), attempt_result(outcome));
+            b.on_attempt(now, attempt_result(outcome));
         }
         let d = match self
             .strategy
@@ -286,17 +268,17 @@ impl Retrier {
         &mut self,
         req: &mut Request,
         outcome: &Outcome,
-        now: u64,
+        now: Nanos,
         after: Duration,
     ) -> Decision {
         if let Some(d) = self.strategy.deadline {
-            if Duration::from_nanos(now) + after > req.started() + d {
+            if now.as_duration() + after > req.started.as_duration() + d {
                 return Decision::GiveUp(GiveUp::Deadline);
             }
         }
         if let Some(b) = &mut self.budget {
             let timeout = matches!(outcome, Outcome::Failed(Failure::Timeout));
-            match b.withdraw(Duration::from_nanos(now), timeout) {
+            match b.withdraw(now, timeout) {
                 Some(cost) => req.spent += cost,
                 None => return Decision::GiveUp(GiveUp::Budget),
             }
@@ -331,72 +313,26 @@ mod tests {
     }
 
     /// Runs one logical request against an upstream that always fails; returns the
-    /// decisions and the time each retry would start.
+    /// time each retry would start.
     fn storm(r: &mut Retrier, start: Duration, rng: &mut Pcg64Mcg) -> Vec<Duration> {
-        let mut req = r.begin(start);
-        let mut now = start;
+        let mut now = Nanos::from(start);
+        let mut req = r.begin(now);
+        assert_eq!(req.started(), now);
         let mut starts = vec![];
         loop {
             if !r.admit(&req, now, rng) {
-                let _ = r.decide(
-                    &mut req,
-                    Method::Get,
-                    &Outcome::Failed(Failure::Throttled),
-                    now,
-                    rng,
-                );
+                let throttled = Outcome::Failed(Failure::Throttled);
+                let _ = r.decide(&mut req, Method::Get, &throttled, now, rng);
                 return starts;
             }
-            now += ms(30); // the attempt takes 30 ms
+            now = now + ms(30); // the attempt takes 30 ms
             match r.decide(&mut req, Method::Get, &Outcome::status(503), now, rng) {
                 Decision::Retry { after } => {
-                    now += after;
-                    starts.push(now);
+                    now = now + after;
+                    starts.push(now.as_duration());
                 }
                 _ => return starts,
             }
-        }
-    }
-
-    /// `storm` through the nanosecond methods, the decisions and starts in nanoseconds.
-    fn storm_ns(r: &mut Retrier, start: u64, rng: &mut Pcg64Mcg) -> Vec<u64> {
-        let mut req = r.begin_ns(start);
-        assert_eq!(req.started(), Duration::from_nanos(start));
-        let mut now = start;
-        let mut starts = vec![];
-        loop {
-            if !r.admit_ns(&req, now, rng) {
-                let throttled = Outcome::Failed(Failure::Throttled);
-                let _ = r.decide_ns(&mut req, Method::Get, &throttled, now, rng);
-                return starts;
-            }
-            now += 30_000_000;
-            match r.decide_ns(&mut req, Method::Get, &Outcome::status(503), now, rng) {
-                Decision::Retry { after } => {
-                    now += u64::try_from(after.as_nanos()).unwrap();
-                    starts.push(now);
-                }
-                _ => return starts,
-            }
-        }
-    }
-
-    #[test]
-    fn nanoseconds_decide_as_durations() {
-        for profile in [Profile::Herd, Profile::Undici, Profile::Naive] {
-            let (mut a, mut b) = (
-                Retrier::new(Strategy::new(profile)),
-                Retrier::new(Strategy::new(profile)),
-            );
-            let (mut ra, mut rb) = (Pcg64Mcg::seed_from_u64(9), Pcg64Mcg::seed_from_u64(9));
-            for i in 0..300u64 {
-                let start = ms(i * 7 + 1);
-                let d = storm(&mut a, start, &mut ra);
-                let n = storm_ns(&mut b, 1_000_000 * (i * 7 + 1), &mut rb);
-                let n: Vec<_> = n.into_iter().map(Duration::from_nanos).collect();
-                assert_eq!(d, n, "{profile:?} {i}");
-            }
-            assert_eq!(a.counters(), b.counters(), "{profile:?}");
         }
     }
 
@@ -416,10 +352,7 @@ mod tests {
     fn budget_refuses_during_an_outage() {
         // 1000 requests over 1 s against a dead upstream, percent budget without floor:
         // 20% of 1000 = 200 retries at most, not 3000.
-        let cfg = PercentConfig {
-            min_per_sec: 0,
-            ..Default::default()
-        };
+        let cfg = PercentConfig::new(Duration::from_secs(10), 0, 0.2).unwrap();
         let mut r = Retrier::new(Strategy {
             budget: Some(BudgetConfig::Percent(cfg)),
             ..Strategy::new(Profile::Undici)
@@ -441,19 +374,20 @@ mod tests {
             deadline: Some(ms(1000)),
             ..Strategy::new(Profile::Undici)
         });
-        let req = r.begin(ms(0));
+        let at = |x| Nanos::from(ms(x));
+        let req = r.begin(at(0));
         assert_eq!(
-            r.attempt_timeout(&req, ms(0), Some(ms(2000))),
+            r.attempt_timeout(&req, at(0), Some(ms(2000))),
             Some(ms(1000))
         );
         assert_eq!(
-            r.attempt_timeout(&req, ms(800), Some(ms(100))),
+            r.attempt_timeout(&req, at(800), Some(ms(100))),
             Some(ms(100))
         );
-        assert_eq!(r.attempt_timeout(&req, ms(800), None), Some(ms(200)));
-        assert_eq!(r.attempt_timeout(&req, ms(1500), None), Some(ms(0)));
+        assert_eq!(r.attempt_timeout(&req, at(800), None), Some(ms(200)));
+        assert_eq!(r.attempt_timeout(&req, at(1500), None), Some(ms(0)));
         let free = Retrier::new(Strategy::new(Profile::Undici));
-        assert_eq!(free.attempt_timeout(&req, ms(5), None), None);
+        assert_eq!(free.attempt_timeout(&req, at(5), None), None);
     }
 
     #[test]

@@ -24,14 +24,15 @@
 //! ```
 
 use crate::classify::{Failure, Method, Outcome};
-use crate::client::{Ended, Shared};
+use crate::client::{Ended, Settings, Shared};
+use crate::clock;
 use crate::retrier::{Counters, Strategy};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// The error type of the layer's service.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -43,40 +44,40 @@ pub struct RetryLayer {
 }
 
 impl RetryLayer {
-    /// A layer running `strategy`, jitter seeded from the clock.
+    /// A layer running `strategy`.
     pub fn new(strategy: Strategy) -> Self {
-        RetryLayer {
-            shared: Arc::new(Shared::new(strategy, None, None)),
-        }
+        Self::build(Settings::new(strategy))
     }
 
-    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it).
+    /// Times each attempt out after `timeout` (the deadline, if any, can shorten it). This
+    /// leaves the strategy's deadline as it is: for axios-retry, whose timeout bounds the
+    /// whole request, make the strategy with [`Strategy::for_client`] to have it both ways.
     ///
     /// # Default
     /// No attempt timeout.
     pub fn with_attempt_timeout(self, timeout: Duration) -> Self {
-        self.rebuild(None, Some(timeout))
+        let mut s = self.shared.settings();
+        s.attempt_timeout = Some(timeout);
+        Self::build(s)
     }
 
     /// Seeds the jitter, for reproducible delays in tests.
+    ///
+    /// # Default
+    /// Seeded from the clock and the process id, so two processes draw different delays.
     pub fn with_seed(self, seed: u64) -> Self {
-        let t = self.shared.attempt_timeout;
-        self.rebuild(Some(seed), t)
+        let mut s = self.shared.settings();
+        s.seed = Some(seed);
+        Self::build(s)
     }
 
-    fn rebuild(self, seed: Option<u64>, timeout: Option<Duration>) -> Self {
-        let strategy = *self.shared_strategy();
+    /// The layer for `settings`, with fresh budget and counters. Every setter goes through
+    /// here with all the settings, so none is lost to another; set them all before cloning
+    /// the layer, as a setter starts its shared state afresh.
+    fn build(settings: Settings) -> Self {
         RetryLayer {
-            shared: Arc::new(Shared::new(
-                strategy,
-                seed,
-                timeout.or(self.shared.attempt_timeout),
-            )),
+            shared: Arc::new(Shared::new(settings)),
         }
-    }
-
-    fn shared_strategy(&self) -> &Strategy {
-        self.shared.strategy()
     }
 
     /// Counters over every request through this layer (and its clones).
@@ -169,7 +170,7 @@ where
                 })
             };
             let classify = |r: &Result<http::Response<RB>, BoxError>| match r {
-                Ok(resp) => Outcome::from_http(resp.status(), resp.headers(), SystemTime::now()),
+                Ok(resp) => Outcome::from_http(resp.status(), resp.headers(), clock::wall()),
                 Err(e) => Outcome::Failed(Failure::from_error(e.as_ref())),
             };
             match shared.run(method, attempt, classify).await {

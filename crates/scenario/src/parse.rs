@@ -10,7 +10,7 @@ use crate::policy_spec::PolicySpec;
 use crate::raw::*;
 use crate::span::{keys, render, Seg, Spans};
 use crate::strategy_spec;
-use herd_retry::{Method, Profile, Strategy};
+use herd_retry::{Method, Strategy};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -474,8 +474,8 @@ impl Check<'_> {
         })
     }
 
-    /// `attempt_timeout` is the client's: axios' `timeout` bounds the whole request (see
-    /// [`herd_retry::Profile::AxiosRetry`]), so it is that profile's default deadline.
+    /// `attempt_timeout` is the client's: a profile's default deadline can be it (see
+    /// [`herd_retry::Strategy::for_client`]).
     fn arm(&self, i: usize, a: RawArm, attempt_timeout: Option<Duration>) -> R<Arm> {
         let k = |x| arm_key(i, x);
         if a.id.trim().is_empty() || a.id.contains(char::is_whitespace) {
@@ -513,7 +513,7 @@ impl Check<'_> {
             path.extend(e.path[1..].iter().map(|p| Seg::Key((*p).to_owned())));
             self.err(&path, e.message)
         };
-        let defaults = Strategy::new(policy.profile());
+        let defaults = Strategy::for_client(policy.profile(), attempt_timeout);
         let policy = match &a.retry_after {
             Some(r) => strategy_spec::retry_after(policy, r).map_err(knob)?,
             None => policy,
@@ -524,7 +524,6 @@ impl Check<'_> {
         };
         let deadline = match a.deadline_ms {
             Some(x) => strategy_spec::deadline(x).map_err(knob)?,
-            None if policy.profile() == Profile::AxiosRetry => attempt_timeout,
             None => defaults.deadline,
         };
         Ok(Arm {

@@ -7,7 +7,7 @@ use crate::raw::{
     RawAdaptive, RawBudget, RawPercent, RawQuota, RawRatio, RawRetryAfter, RawTokenBucket,
 };
 use herd_retry::budget::{
-    AdaptiveConfig, PercentConfig, QuotaConfig, RatioConfig, TokenBucketConfig,
+    AdaptiveConfig, BudgetError, PercentConfig, QuotaConfig, RatioConfig, TokenBucketConfig,
 };
 use herd_retry::{AboveMax, BudgetConfig, Policy, RetryAfter, RetryAfterMode};
 use std::time::Duration;
@@ -34,21 +34,6 @@ fn ms(path: &[&'static str], x: f64) -> R<Duration> {
         .or_else(|e| bad(path, e.to_string()))
 }
 
-fn frac(path: &[&'static str], x: f64, lo_open: bool, hi: f64) -> R<f64> {
-    let ok = x.is_finite() && x <= hi && if lo_open { x > 0.0 } else { x >= 0.0 };
-    if ok {
-        Ok(x)
-    } else {
-        bad(
-            path,
-            format!(
-                "must be {} 0 and at most {hi}, got {x}",
-                if lo_open { "above" } else { "at least" }
-            ),
-        )
-    }
-}
-
 fn uint(path: &[&'static str], x: i64) -> R<u32> {
     u32::try_from(x).or_else(|_| {
         bad(
@@ -59,7 +44,8 @@ fn uint(path: &[&'static str], x: i64) -> R<u32> {
 }
 
 /// `budget = { kind = ..., ... }`; `kind = "none"` removes a profile's default budget.
-/// serde has already matched the keys to the kind; this checks their values.
+/// serde has already matched the keys to the kind; this reads their values, and the
+/// budget's own constructor checks them.
 pub(crate) fn budget(b: &RawBudget) -> R<Option<BudgetConfig>> {
     Ok(Some(match b {
         RawBudget::None(_) => return Ok(None),
@@ -71,44 +57,63 @@ pub(crate) fn budget(b: &RawBudget) -> R<Option<BudgetConfig>> {
     }))
 }
 
-/// `value` checked by `check` under `budget.name`, or `default` when not written.
+/// `value` read by `read` under `budget.name`, or `default` when not written.
 fn knob<T, U>(
     name: &'static str,
     value: Option<T>,
     default: U,
-    check: impl FnOnce(&[&'static str], T) -> R<U>,
+    read: impl FnOnce(&[&'static str], T) -> R<U>,
 ) -> R<U> {
-    value.map_or(Ok(default), |x| check(&["budget", name], x))
+    value.map_or(Ok(default), |x| read(&["budget", name], x))
+}
+
+/// The budget constructor's refusal, as the knob a scenario writes (`ttl_ms`, not `ttl`)
+/// and the rule in the scenario's units.
+fn refused(e: BudgetError) -> KnobError {
+    let (knob, message) = match e {
+        BudgetError::Ttl(_) => (
+            "ttl_ms",
+            "must be between 1000 and 60000 (Finagle's range)".to_owned(),
+        ),
+        BudgetError::OutOfRange {
+            knob,
+            above_zero,
+            max,
+            got,
+        } => (
+            knob,
+            format!(
+                "must be {} 0 and at most {max}, got {got}",
+                if above_zero { "above" } else { "at least" }
+            ),
+        ),
+        BudgetError::K(k) => ("k", format!("must be 1 or more, got {k}")),
+        BudgetError::ZeroWindow(_) => ("window_ms", "must be greater than 0".to_owned()),
+        other => ("kind", other.to_string()),
+    };
+    KnobError {
+        path: vec!["budget", knob],
+        message,
+    }
 }
 
 fn percent(p: &RawPercent) -> R<PercentConfig> {
     let d = PercentConfig::default();
-    let ttl = knob("ttl_ms", p.ttl_ms, d.ttl, ms)?;
-    if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(60) {
-        return bad(
-            &["budget", "ttl_ms"],
-            "must be between 1000 and 60000 (Finagle's range)",
-        );
-    }
-    Ok(PercentConfig {
-        ttl,
-        min_per_sec: knob("min_per_sec", p.min_per_sec, d.min_per_sec, uint)?,
-        percent: knob("percent", p.percent, d.percent, |k, x| {
-            frac(k, x, false, 1000.0)
-        })?,
-    })
+    PercentConfig::new(
+        knob("ttl_ms", p.ttl_ms, d.ttl(), ms)?,
+        knob("min_per_sec", p.min_per_sec, d.min_per_sec(), uint)?,
+        p.percent.unwrap_or(d.percent()),
+    )
+    .map_err(refused)
 }
 
 fn token_bucket(t: &RawTokenBucket) -> R<TokenBucketConfig> {
     let d = TokenBucketConfig::default();
-    Ok(TokenBucketConfig {
-        max_tokens: knob("max_tokens", t.max_tokens, d.max_tokens, |k, x| {
-            frac(k, x, true, 1000.0)
-        })?,
-        token_ratio: knob("token_ratio", t.token_ratio, d.token_ratio, |k, x| {
-            frac(k, x, true, 1.0)
-        })?,
-    })
+    TokenBucketConfig::new(
+        t.max_tokens.unwrap_or(d.max_tokens()),
+        t.token_ratio.unwrap_or(d.token_ratio()),
+    )
+    .map_err(refused)
 }
 
 fn quota(q: &RawQuota) -> R<QuotaConfig> {
@@ -128,33 +133,14 @@ fn quota(q: &RawQuota) -> R<QuotaConfig> {
 
 fn ratio(r: &RawRatio) -> R<RatioConfig> {
     let d = RatioConfig::default();
-    Ok(RatioConfig {
-        ratio: knob("ratio", r.ratio, d.ratio, |k, x| frac(k, x, false, 1000.0))?,
-        window: window(r.window_ms, d.window)?,
-    })
+    let ratio = r.ratio.unwrap_or(d.ratio());
+    RatioConfig::new(ratio, knob("window_ms", r.window_ms, d.window(), ms)?).map_err(refused)
 }
 
 fn adaptive(a: &RawAdaptive) -> R<AdaptiveConfig> {
     let d = AdaptiveConfig::default();
-    let k = a.k.unwrap_or(d.k);
-    if !(k.is_finite() && k >= 1.0) {
-        return bad(&["budget", "k"], format!("must be 1 or more, got {k}"));
-    }
-    Ok(AdaptiveConfig {
-        k,
-        window: window(a.window_ms, d.window)?,
-    })
-}
-
-fn window(x: Option<f64>, default: Duration) -> R<Duration> {
-    let w = x
-        .map(|x| ms(&["budget", "window_ms"], x))
-        .transpose()?
-        .unwrap_or(default);
-    if w.is_zero() {
-        return bad(&["budget", "window_ms"], "must be greater than 0");
-    }
-    Ok(w)
+    let k = a.k.unwrap_or(d.k());
+    AdaptiveConfig::new(k, knob("window_ms", a.window_ms, d.window(), ms)?).map_err(refused)
 }
 
 /// `retry_after = { min_ms, max_ms, above_max = "wait" | "give-up" }` on top of the

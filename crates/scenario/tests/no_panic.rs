@@ -4,7 +4,7 @@
 //! `Retrier` and a few of its decisions, the upstream's fates and service times). And no
 //! bytes make the scenario or trace parser panic.
 
-use herd_retry::{Method, Outcome, Retrier};
+use herd_retry::{Method, Nanos, Outcome, Retrier};
 use herd_scenario::trace::TraceReader;
 use herd_scenario::{parse, Demand, ScenarioError, MAX_DURATION};
 use proptest::prelude::*;
@@ -232,7 +232,7 @@ fn exercise(text: &str, named: bool) {
     for strategy in s.arms.iter().filter_map(|a| a.strategy()) {
         let mut r = Retrier::new(strategy);
         for outcome in &outcomes {
-            let mut now = Duration::ZERO;
+            let mut now = Nanos::ZERO;
             let mut req = r.begin(now);
             for _ in 0..12 {
                 let _ = r.attempt_timeout(&req, now, s.client.attempt_timeout);
@@ -240,7 +240,7 @@ fn exercise(text: &str, named: bool) {
                     break;
                 }
                 match r.decide(&mut req, Method::Get, outcome, now, &mut rng) {
-                    herd_retry::Decision::Retry { after } => now = now.saturating_add(after),
+                    herd_retry::Decision::Retry { after } => now = now + after,
                     _ => break,
                 }
             }

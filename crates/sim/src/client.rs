@@ -19,7 +19,7 @@
 use crate::deferred::Deferred;
 use crate::event::{Answer, Attempt, AttemptId, Event, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
-use herd_retry::{Decision, Failure, Method, Outcome, Request, Retrier};
+use herd_retry::{Decision, Failure, Method, Nanos, Outcome, Request, Retrier};
 use herd_scenario::Recorder;
 use rand_pcg::Pcg64Mcg;
 use std::collections::{HashMap, VecDeque};
@@ -198,7 +198,7 @@ impl Client {
             intended: s.now(),
             deadline: u64::MAX,
             rng,
-            request: self.retrier.begin_ns(s.now()),
+            request: self.retrier.begin(Nanos(s.now())),
             attempts: 0,
             gen: 0,
             phase: Phase::Idle,
@@ -285,15 +285,14 @@ impl Client {
         if r.phase != Phase::Idle {
             return;
         }
-        if !self.retrier.admit_ns(&r.request, now, &mut r.rng) {
+        if !self.retrier.admit(&r.request, Nanos(now), &mut r.rng) {
             return self.conclude(s, req, &Outcome::Failed(Failure::Throttled));
         }
         let limit = if self.no_deadline {
             self.timeout
         } else {
-            let t = Duration::from_nanos(now);
             self.retrier
-                .attempt_timeout(&r.request, t, self.timeout_d)
+                .attempt_timeout(&r.request, Nanos(now), self.timeout_d)
                 .map(nanos)
         };
         r.gen = r.gen.wrapping_add(1).max(1); // 0 means "none" in `armed`
@@ -431,7 +430,7 @@ impl Client {
         self.armed[req as usize] = 0;
         match self
             .retrier
-            .decide_ns(&mut r.request, r.method, outcome, now, &mut r.rng)
+            .decide(&mut r.request, r.method, outcome, Nanos(now), &mut r.rng)
         {
             Decision::Retry { after } if after.is_zero() => self.attempt(s, req),
             Decision::Retry { after } => {

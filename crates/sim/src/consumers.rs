@@ -18,9 +18,9 @@ use crate::event::{Event, Swept};
 use crate::schedule::{nanos, Schedule};
 use carry::Carrier;
 use herd_retry::consumer::{ConsumerRules, Consumers, Timer};
+use herd_retry::Nanos;
 use herd_scenario::{ArmSeed, Seeds};
 use herd_scenario::{ConsumerTally, Recorder};
-use std::time::Duration;
 
 /// One arm's consumers and the bookkeeping between their ids and the client's slots.
 pub(crate) struct Driver {
@@ -60,7 +60,7 @@ impl Driver {
     /// Closed loop: every consumer's first unit (think-time offsets drawn from `seed`).
     pub(crate) fn start(&mut self, s: &mut Schedule<Event>, client: &mut Client, seeds: Seeds) {
         let mut rng = seeds.consumer_start();
-        let now = Duration::from_nanos(s.now());
+        let now = Nanos(s.now());
         self.rules
             .start(now, &mut rng, &mut self.carrier.on(s, client));
     }
@@ -70,14 +70,14 @@ impl Driver {
     pub(crate) fn arrive(&mut self, s: &mut Schedule<Event>, client: &mut Client, consumer: u32) {
         let now = s.now();
         self.rules
-            .arrive_ns(consumer, now, &mut self.carrier.on(s, client));
+            .arrive(consumer, Nanos(now), &mut self.carrier.on(s, client));
     }
 
     /// A consumer timer is due.
     pub(crate) fn fire(&mut self, s: &mut Schedule<Event>, client: &mut Client, timer: Timer) {
         let now = s.now();
         self.rules
-            .fire_ns(timer, now, &mut self.carrier.on(s, client));
+            .fire(timer, Nanos(now), &mut self.carrier.on(s, client));
     }
 
     /// Hands the client's finished requests to the consumers (call after every event).
@@ -96,7 +96,7 @@ impl Driver {
             let now = s.now();
             for &f in &self.finished {
                 self.rules
-                    .finished_ns(f.owner, f.ok, now, &mut self.carrier.on(s, client));
+                    .finished(f.owner, f.ok, Nanos(now), &mut self.carrier.on(s, client));
             }
             self.finished.clear();
             // A send can finish at once (a throttled first attempt): go round again.

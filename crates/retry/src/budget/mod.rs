@@ -31,6 +31,7 @@
 //! | `adaptive` | Google SRE client-side throttling | reject locally with p = max(0, (req − K·acc)/(req + 1)) |
 
 mod adaptive;
+mod error;
 mod percent;
 mod quota;
 mod ratio;
@@ -38,14 +39,16 @@ mod token_bucket;
 mod window;
 
 pub use adaptive::{Adaptive, AdaptiveConfig};
+pub use error::BudgetError;
 pub use percent::{Percent, PercentConfig};
 pub use quota::{Quota, QuotaConfig};
 pub use ratio::{Ratio, RatioConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 pub use window::Window;
 
+use crate::nanos::Nanos;
+use rand::Rng;
 use std::fmt;
-use std::time::Duration;
 
 /// Which budget, with its settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -86,15 +89,16 @@ impl fmt::Display for BudgetConfig {
             BudgetConfig::Percent(c) => write!(
                 f,
                 "percent budget {}% over {}s, floor {}/s",
-                c.percent * 100.0,
-                c.ttl.as_secs_f64(),
-                c.min_per_sec
+                c.percent() * 100.0,
+                c.ttl().as_secs_f64(),
+                c.min_per_sec()
             ),
             BudgetConfig::TokenBucket(c) => {
                 write!(
                     f,
                     "token bucket {} tokens, ratio {}",
-                    c.max_tokens, c.token_ratio
+                    c.max_tokens(),
+                    c.token_ratio()
                 )
             }
             BudgetConfig::Quota(c) => write!(
@@ -105,14 +109,14 @@ impl fmt::Display for BudgetConfig {
             BudgetConfig::Ratio(c) => write!(
                 f,
                 "retry ratio {}% over {}s",
-                c.ratio * 100.0,
-                c.window.as_secs_f64()
+                c.ratio() * 100.0,
+                c.window().as_secs_f64()
             ),
             BudgetConfig::Adaptive(c) => write!(
                 f,
                 "adaptive throttling K={} over {}s",
-                c.k,
-                c.window.as_secs_f64()
+                c.k(),
+                c.window().as_secs_f64()
             ),
         }
     }
@@ -158,7 +162,7 @@ impl Budget {
     }
 
     /// A new logical request started at `now` (percent and ratio deposit).
-    pub fn on_request(&mut self, now: Duration) {
+    pub fn on_request(&mut self, now: Nanos) {
         match self {
             Budget::Percent(b) => b.deposit(now),
             Budget::Ratio(b) => b.deposit(now),
@@ -166,17 +170,18 @@ impl Budget {
         }
     }
 
-    /// Whether to send an attempt at all (only adaptive throttling ever says no); `u` is a
-    /// uniform draw in [0, 1) from the caller's RNG.
-    pub fn admit(&mut self, now: Duration, u: f64) -> bool {
+    /// Whether to send an attempt at all. Only adaptive throttling ever says no, and only
+    /// it draws from `rng` (a uniform number in [0, 1)): under any other budget the
+    /// caller's random stream is left as it was.
+    pub fn admit<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> bool {
         match self {
-            Budget::Adaptive(b) => b.admit(now, u),
+            Budget::Adaptive(b) => b.admit(now, rng.random()),
             _ => true,
         }
     }
 
     /// An attempt ended.
-    pub fn on_attempt(&mut self, now: Duration, result: AttemptResult) {
+    pub fn on_attempt(&mut self, now: Nanos, result: AttemptResult) {
         match (self, result) {
             (Budget::TokenBucket(b), AttemptResult::Success) => b.on_success(),
             (Budget::TokenBucket(b), _) => b.on_failure(),
@@ -189,7 +194,7 @@ impl Budget {
 
     /// Asks to retry after a failure; `timeout` says whether it was a timeout. Returns the
     /// quota cost spent (0 for other kinds), or `None` if refused.
-    pub fn withdraw(&mut self, now: Duration, timeout: bool) -> Option<u32> {
+    pub fn withdraw(&mut self, now: Nanos, timeout: bool) -> Option<u32> {
         match self {
             Budget::Percent(b) => b.withdraw(now).then_some(0),
             Budget::TokenBucket(b) => b.allows_retry().then_some(0),

@@ -6,7 +6,8 @@
 //! that succeeds after retries gives back what its retries cost. Tokens never exceed
 //! `initial` and never go negative.
 
-/// Quota settings.
+/// Quota settings. Every value works (a cost above `initial` refuses every retry of that
+/// kind), so the fields are plain.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QuotaConfig {
     /// Starting (and largest) quota.

@@ -2,9 +2,10 @@
 
 use super::*;
 use proptest::prelude::*;
+use std::time::Duration;
 
-fn ms(x: u64) -> Duration {
-    Duration::from_millis(x)
+fn ms(x: u64) -> Nanos {
+    Nanos(x * 1_000_000)
 }
 
 #[test]
@@ -16,10 +17,8 @@ fn percent_floor_then_percent() {
         .count();
     assert_eq!(granted, 100);
     // 1000 requests add 200 more.
-    let mut b = Budget::new(BudgetConfig::Percent(PercentConfig {
-        min_per_sec: 0,
-        ..Default::default()
-    }));
+    let no_floor = PercentConfig::new(Duration::from_secs(10), 0, 0.2).unwrap();
+    let mut b = Budget::new(BudgetConfig::Percent(no_floor));
     for _ in 0..1000 {
         b.on_request(ms(0));
     }
@@ -97,7 +96,7 @@ proptest! {
     /// Over the ttl, retries never exceed percent · requests + floor · ttl.
     #[test]
     fn percent_bound(requests in proptest::collection::vec(0u32..50, 1..200), asks in 0u32..100, pct in 0.0f64..1.0, floor in 0u32..20) {
-        let cfg = PercentConfig { ttl: Duration::from_secs(10), min_per_sec: floor, percent: pct };
+        let cfg = PercentConfig::new(Duration::from_secs(10), floor, pct).unwrap();
         let mut b = Percent::new(cfg);
         let mut granted = 0u64;
         let mut deposited = 0u64;
@@ -136,4 +135,45 @@ proptest! {
         let granted = (0..asks).filter(|_| r.withdraw(ms(5))).count() as f64;
         prop_assert!(granted <= 0.1 * requests as f64 + 1e-9);
     }
+}
+
+/// The constructors take what the defaults are, and refuse what no budget can run with.
+#[test]
+fn configs_check_their_settings() {
+    let s = Duration::from_secs;
+    let d = PercentConfig::default();
+    assert_eq!(
+        PercentConfig::new(d.ttl(), d.min_per_sec(), d.percent()),
+        Ok(d)
+    );
+    assert_eq!(
+        PercentConfig::new(Duration::from_millis(999), 10, 0.2),
+        Err(BudgetError::Ttl(Duration::from_millis(999)))
+    );
+    assert!(PercentConfig::new(s(61), 10, 0.2).is_err());
+    assert!(PercentConfig::new(s(60), 10, 1000.0).is_ok());
+    for bad in [-0.1, f64::NAN, f64::INFINITY, 1000.5] {
+        assert!(PercentConfig::new(s(10), 10, bad).is_err(), "{bad}");
+    }
+    let t = TokenBucketConfig::default();
+    assert_eq!(
+        TokenBucketConfig::new(t.max_tokens(), t.token_ratio()),
+        Ok(t)
+    );
+    assert_eq!(
+        TokenBucketConfig::new(0.0, 0.1).unwrap_err().to_string(),
+        "the budget's max_tokens must be above 0 and at most 1000, got 0"
+    );
+    assert!(TokenBucketConfig::new(10.0, 1.5).is_err());
+    let r = RatioConfig::default();
+    assert_eq!(RatioConfig::new(r.ratio(), r.window()), Ok(r));
+    assert_eq!(
+        RatioConfig::new(0.1, Duration::ZERO),
+        Err(BudgetError::ZeroWindow("ratio"))
+    );
+    let a = AdaptiveConfig::default();
+    assert_eq!(AdaptiveConfig::new(a.k(), a.window()), Ok(a));
+    assert_eq!(AdaptiveConfig::new(0.5, s(1)), Err(BudgetError::K(0.5)));
+    assert!(AdaptiveConfig::new(f64::NAN, s(1)).is_err());
+    assert!(AdaptiveConfig::new(2.0, Duration::ZERO).is_err());
 }

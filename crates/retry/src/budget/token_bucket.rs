@@ -6,13 +6,34 @@
 //! gRPC's service config requires `max_tokens` in (0, 1000] and `token_ratio` in (0, 1];
 //! herd's defaults are the example in A6: 10 tokens, ratio 0.1.
 
+use super::error::{in_range, BudgetError};
+
 /// Token-bucket settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TokenBucketConfig {
+    max_tokens: f64,
+    token_ratio: f64,
+}
+
+impl TokenBucketConfig {
+    /// A bucket of `max_tokens` (in (0, 1000]) that a success refills by `token_ratio`
+    /// (in (0, 1]): gRPC's service-config ranges.
+    pub fn new(max_tokens: f64, token_ratio: f64) -> Result<Self, BudgetError> {
+        Ok(TokenBucketConfig {
+            max_tokens: in_range("max_tokens", max_tokens, true, 1000.0)?,
+            token_ratio: in_range("token_ratio", token_ratio, true, 1.0)?,
+        })
+    }
+
     /// Bucket size.
-    pub max_tokens: f64,
+    pub fn max_tokens(&self) -> f64 {
+        self.max_tokens
+    }
+
     /// Tokens a success adds back.
-    pub token_ratio: f64,
+    pub fn token_ratio(&self) -> f64 {
+        self.token_ratio
+    }
 }
 
 impl Default for TokenBucketConfig {

@@ -4,13 +4,15 @@
 //! ten slots so old ones expire in steps rather than all at once. The same ring serves the
 //! percent budget, the SRE retry ratio and adaptive throttling here.
 
+use crate::nanos::Nanos;
 use std::time::Duration;
 
 /// Sums values recorded in the last `ttl`, to a resolution of `ttl / slots`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Window {
     slots: Vec<f64>,
-    width: Duration,
+    /// A slot's width, nanoseconds (at least a microsecond, at most the ttl).
+    width: u64,
     /// Index of the slot that covers `epoch`.
     head: usize,
     /// Start of the head slot, as a multiple of `width` since t = 0.
@@ -24,14 +26,14 @@ impl Window {
         let width = (ttl / slots as u32).max(Duration::from_micros(1));
         Window {
             slots: vec![0.0; slots],
-            width,
+            width: Nanos::from(width).0,
             head: 0,
             head_start: 0,
         }
     }
 
-    fn advance(&mut self, now: Duration) {
-        let idx = (now.as_nanos() / self.width.as_nanos()) as u64;
+    fn advance(&mut self, now: Nanos) {
+        let idx = now.0 / self.width;
         if idx <= self.head_start {
             return;
         }
@@ -44,13 +46,13 @@ impl Window {
     }
 
     /// Adds `x` at `now`. A `now` earlier than the latest seen is counted in the current slot.
-    pub fn add(&mut self, now: Duration, x: f64) {
+    pub fn add(&mut self, now: Nanos, x: f64) {
         self.advance(now);
         self.slots[self.head] += x;
     }
 
     /// The sum over the window ending at `now`.
-    pub fn sum(&mut self, now: Duration) -> f64 {
+    pub fn sum(&mut self, now: Nanos) -> f64 {
         self.advance(now);
         self.slots.iter().sum()
     }
@@ -60,13 +62,13 @@ impl Window {
 mod tests {
     use super::*;
 
-    fn ms(x: u64) -> Duration {
-        Duration::from_millis(x)
+    fn ms(x: u64) -> Nanos {
+        Nanos(x * 1_000_000)
     }
 
     #[test]
     fn expires_in_slot_steps() {
-        let mut w = Window::new(ms(1000), 10);
+        let mut w = Window::new(Duration::from_secs(1), 10);
         w.add(ms(0), 1.0);
         w.add(ms(450), 2.0);
         assert_eq!(w.sum(ms(999)), 3.0);

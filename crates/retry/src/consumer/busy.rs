@@ -14,7 +14,7 @@
 //! Without a cap nothing is counted and nobody waits, so the map stays empty and costs
 //! nothing.
 
-use crate::id_map::IdMap;
+use super::id_map::IdMap;
 use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 

@@ -8,11 +8,9 @@
 //! rather have the list (the real one, on tokio, carries out its actions between turns of
 //! its loop) passes a `Vec<Action>`, which is a sink that keeps them.
 //!
-//! The rules keep their times in nanoseconds from the start of the run; an `Arm` or a
-//! `Done` reaches the sink through [`Sink::arm`] and [`Sink::done`], which make the
-//! action's `Duration` and hand it to [`Sink::act`] unless the sink takes nanoseconds
-//! itself (the simulator's clock counts them: a `Duration` made only to be taken apart
-//! again was a division and a multiplication at every unit).
+//! An `Arm` or a `Done` reaches the sink through [`Sink::arm`] and [`Sink::done`], which
+//! hand it to [`Sink::act`] unless the sink takes them apart itself (the simulator files
+//! a timer under its instant without matching the action again).
 //!
 //! A `Send` goes through [`Sink::send`], which may return a tag (the simulator's client
 //! slot) that the rules keep beside the request and hand back with its `Cancel`
@@ -23,7 +21,7 @@
 //! forbid it anyway): the rules' state is mid-change while it runs.
 
 use super::{Action, Timer};
-use std::time::Duration;
+use crate::nanos::Nanos;
 
 /// Takes the consumer rules' actions, in the order they must be carried out.
 pub trait Sink {
@@ -46,23 +44,16 @@ pub trait Sink {
         self.act(Action::Cancel { request });
     }
 
-    /// [`Action::Arm`] with `at` in nanoseconds from the start of the run.
+    /// [`Action::Arm`].
     #[inline]
-    fn arm(&mut self, at: u64, timer: Timer) {
-        self.act(Action::Arm {
-            at: Duration::from_nanos(at),
-            timer,
-        });
+    fn arm(&mut self, at: Nanos, timer: Timer) {
+        self.act(Action::Arm { at, timer });
     }
 
-    /// [`Action::Done`] with `arrived` in nanoseconds from the start of the run.
+    /// [`Action::Done`].
     #[inline]
-    fn done(&mut self, unit: u64, arrived: u64, ok: bool) {
-        self.act(Action::Done {
-            unit,
-            arrived: Duration::from_nanos(arrived),
-            ok,
-        });
+    fn done(&mut self, unit: u64, arrived: Nanos, ok: bool) {
+        self.act(Action::Done { unit, arrived, ok });
     }
 }
 

@@ -3,12 +3,35 @@
 use super::*;
 use rand::SeedableRng;
 
-fn ms(x: u64) -> Duration {
+/// An instant, `x` ms after the clock's zero.
+fn ms(x: u64) -> Nanos {
+    Nanos(x * 1_000_000)
+}
+
+/// `x` ms, a length of time.
+fn d(x: u64) -> Duration {
     Duration::from_millis(x)
 }
 
+/// Rules with these settings.
+fn rules_of(
+    timeout: Duration,
+    on_timeout: OnTimeout,
+    max_in_flight: u32,
+    give_up: Duration,
+    think: Option<Duration>,
+) -> Result<ConsumerRules, ConsumerError> {
+    ConsumerRules::new(ConsumerConfig {
+        timeout,
+        on_timeout,
+        max_in_flight,
+        give_up,
+        think,
+    })
+}
+
 fn rules(on: OnTimeout, cap: u32) -> ConsumerRules {
-    ConsumerRules::new(ms(3000), on, cap, ms(10_000), None).unwrap()
+    rules_of(d(3000), on, cap, d(10_000), None).unwrap()
 }
 
 fn send(unit: u64, request: u64) -> Action {
@@ -227,7 +250,7 @@ fn give_up_while_waiting_frees_the_place_in_line() {
 
 #[test]
 fn closed_loop_thinks_between_units_and_stops_at_the_limit() {
-    let r = ConsumerRules::new(ms(3000), OnTimeout::Abandon, 0, ms(10_000), Some(ms(500))).unwrap();
+    let r = rules_of(d(3000), OnTimeout::Abandon, 0, d(10_000), Some(d(500))).unwrap();
     let mut c = Consumers::new(r, 2, 2);
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
     let out = step(&mut c, |c, o| c.start(ms(0), &mut rng, o));
@@ -273,15 +296,15 @@ fn closed_loop_thinks_between_units_and_stops_at_the_limit() {
 fn rules_refuse_zeroes() {
     let z = Duration::ZERO;
     assert_eq!(
-        ConsumerRules::new(z, OnTimeout::Reissue, 0, ms(1), None),
+        rules_of(z, OnTimeout::Reissue, 0, d(1), None),
         Err(ConsumerError::ZeroTimeout)
     );
     assert_eq!(
-        ConsumerRules::new(ms(1), OnTimeout::Abandon, 0, z, None),
+        rules_of(d(1), OnTimeout::Abandon, 0, z, None),
         Err(ConsumerError::ZeroGiveUp)
     );
     assert_eq!(
-        ConsumerRules::new(ms(1), OnTimeout::Abandon, 0, ms(1), Some(z)),
+        rules_of(d(1), OnTimeout::Abandon, 0, d(1), Some(z)),
         Err(ConsumerError::ZeroThink)
     );
 }
@@ -304,7 +327,7 @@ fn give_up_is_armed_only_for_units_that_can_need_it() {
     );
     assert!(c.is_idle());
     // Giving up no later than the timeout: armed at arrival, as the timeout cannot do it.
-    let r = ConsumerRules::new(ms(3000), OnTimeout::Reissue, 0, ms(2000), None).unwrap();
+    let r = rules_of(d(3000), OnTimeout::Reissue, 0, d(2000), None).unwrap();
     let mut c = Consumers::new(r, 1, u64::MAX);
     assert_eq!(
         step(&mut c, |c, o| c.arrive(0, ms(5), o)),

@@ -71,6 +71,7 @@ pub use policy::{
 
 use crate::budget::{Percent, TokenBucket};
 use crate::classify::Outcome;
+use crate::Nanos;
 use latency::Latency;
 use std::time::Duration;
 
@@ -189,10 +190,6 @@ pub struct Hedger {
     counters: HedgeCounters,
 }
 
-fn dur(ns: u64) -> Duration {
-    Duration::from_nanos(ns)
-}
-
 impl Hedger {
     /// A hedger created at `now` (Finagle's and tower's histogram timers start here).
     pub fn new(policy: HedgePolicy, now: u64) -> Hedger {
@@ -228,9 +225,9 @@ impl Hedger {
     pub fn begin<S: Sink + ?Sized>(&mut self, now: u64, sink: &mut S) -> Hedge {
         self.counters.requests += 1;
         if let GateState::Budgets(own, client) = &mut self.gate {
-            own.deposit(dur(now));
+            own.deposit(Nanos(now));
             if let Some(c) = client {
-                c.deposit(dur(now));
+                c.deposit(Nanos(now));
             }
         }
         let delay = match self.policy.delay {
@@ -373,7 +370,7 @@ impl Hedger {
             // Finagle withdraws from its own budget first; if the client's then refuses,
             // the first withdrawal is not given back (as its comment says it tolerates).
             GateState::Budgets(own, client) => {
-                own.withdraw(dur(now)) && client.as_mut().map_or(true, |c| c.withdraw(dur(now)))
+                own.withdraw(Nanos(now)) && client.as_mut().map_or(true, |c| c.withdraw(Nanos(now)))
             }
         }
     }

@@ -240,9 +240,10 @@ impl HedgePolicy {
             on_failure: OnFailure::Await,
             cancel_losers: false,
             gate: Gate::Budgets {
-                own: PercentConfig {
-                    percent: max_extra_load,
-                    ..PercentConfig::default()
+                // An out-of-range load keeps the default here; `validate` names it.
+                own: {
+                    let d = PercentConfig::default();
+                    PercentConfig::new(d.ttl(), d.min_per_sec(), max_extra_load).unwrap_or(d)
                 },
                 client: Some(PercentConfig::default()),
             },
@@ -297,21 +298,22 @@ impl fmt::Display for HedgePolicy {
             Gate::Throttle(t) => write!(
                 f,
                 ", throttled ({} tokens, ratio {})",
-                t.max_tokens, t.token_ratio
+                t.max_tokens(),
+                t.token_ratio()
             )?,
             Gate::Budgets { own, client } => {
                 write!(
                     f,
                     ", budget {}% + {}/s",
-                    own.percent * 100.0,
-                    own.min_per_sec
+                    own.percent() * 100.0,
+                    own.min_per_sec()
                 )?;
                 if let Some(c) = client {
                     write!(
                         f,
                         " and the client's {}% + {}/s",
-                        c.percent * 100.0,
-                        c.min_per_sec
+                        c.percent() * 100.0,
+                        c.min_per_sec()
                     )?;
                 }
             }

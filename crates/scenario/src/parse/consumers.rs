@@ -8,7 +8,7 @@ use crate::model::{ConsumerSpec, Load, Trace};
 use crate::raw::{RawArmConsumers, RawConsumers};
 use crate::span::keys;
 use crate::span::Seg;
-use herd_retry::{ConsumerRules, OnTimeout};
+use herd_retry::{ConsumerConfig, ConsumerRules, OnTimeout};
 use std::path::Path;
 use std::time::Duration;
 
@@ -181,7 +181,13 @@ impl Check<'_> {
         if give_up.is_zero() {
             return Err(self.err(&k("give_up_ms"), "must be greater than 0"));
         }
-        ConsumerRules::new(timeout, on_timeout, max_in_flight, give_up, think)
-            .map_err(|e| self.err(&k("timeout_ms"), e.to_string()))
+        ConsumerRules::new(ConsumerConfig {
+            timeout,
+            on_timeout,
+            max_in_flight,
+            give_up,
+            think,
+        })
+        .map_err(|e| self.err(&k("timeout_ms"), e.to_string()))
     }
 }

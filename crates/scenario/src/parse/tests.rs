@@ -112,7 +112,7 @@ fn budgets_retry_after_and_deadlines() {
     let st = |i: usize| s.arms[i].strategy().unwrap();
     let a = st(0);
     assert!(
-        matches!(a.budget, Some(BudgetConfig::TokenBucket(c)) if c.max_tokens == 20.0 && c.token_ratio == 0.1)
+        matches!(a.budget, Some(BudgetConfig::TokenBucket(c)) if c.max_tokens() == 20.0 && c.token_ratio() == 0.1)
     );
     assert_eq!(
         a.policy.retry_after().max,
@@ -145,6 +145,37 @@ fn budgets_retry_after_and_deadlines() {
         m.contains("unknown field") && m.contains("retry_cost"),
         "{m}"
     );
+    // herd-retry's constructors check the values; the messages name the scenario's keys.
+    for (budget, key, text) in [
+        (
+            "kind = \"percent\", ttl_ms = 500",
+            "arms[0].budget.ttl_ms",
+            "must be between 1000 and 60000 (Finagle's range)",
+        ),
+        (
+            "kind = \"percent\", percent = -1",
+            "arms[0].budget.percent",
+            "must be at least 0 and at most 1000, got -1",
+        ),
+        (
+            "kind = \"token-bucket\", token_ratio = 2",
+            "arms[0].budget.token_ratio",
+            "must be above 0 and at most 1, got 2",
+        ),
+        (
+            "kind = \"adaptive\", k = 0.5",
+            "arms[0].budget.k",
+            "must be 1 or more, got 0.5",
+        ),
+        (
+            "kind = \"ratio\", window_ms = 0",
+            "arms[0].budget.window_ms",
+            "must be greater than 0",
+        ),
+    ] {
+        let m = msg(&OK.replace("jitter = \"none\"", &format!("budget = {{ {budget} }}")));
+        assert!(m.contains(key) && m.ends_with(text), "{budget}: {m}");
+    }
     let m = msg(&OK.replace("jitter = \"none\"", "budget = { kind = \"leaky\" }"));
     assert!(
         m.starts_with("bad.toml:17:") && m.contains("arms[0].budget.kind"),
@@ -389,4 +420,20 @@ fn rate_limit_errors_name_the_line_and_key() {
             "{body}: {m}"
         );
     }
+}
+
+/// axios' timeout bounds the whole request: the profile's deadline is the client's attempt
+/// timeout, unless the arm sets one (0: none).
+#[test]
+fn axios_deadline_is_the_attempt_timeout() {
+    let ms = std::time::Duration::from_millis;
+    let text = OK.replace("[load]", "[client]\nattempt_timeout_ms = 1500\n[load]")
+        + "[[arms]]\nid = \"c\"\npolicy = \"axios-retry\"\ndeadline_ms = 0\n";
+    let s = parse(&text, "t.toml").unwrap();
+    let st = |i: usize| s.arms[i].strategy().unwrap();
+    assert_eq!(st(0).deadline, Some(ms(1500)));
+    assert_eq!(st(1).deadline, None, "undici has no deadline");
+    assert_eq!(st(2).deadline, None);
+    let s = parse(OK, "t.toml").unwrap();
+    assert_eq!(s.arms[0].strategy().unwrap().deadline, None, "no timeout");
 }

@@ -5,8 +5,9 @@
 use crate::client::Client;
 use crate::deferred::Deferred;
 use crate::event::{Event, Swept};
-use crate::schedule::{nanos, LaneId, Schedule};
+use crate::schedule::{LaneId, Schedule};
 use herd_retry::consumer::{Action, Sink, Timer};
+use herd_retry::Nanos;
 use herd_scenario::{ArmSeed, Recorder};
 
 /// What carrying out the actions needs, kept between events.
@@ -60,8 +61,8 @@ impl Sink for Carrying<'_> {
             }
             // The rules cancel through `cancel`, with the slot `send` returned.
             Action::Cancel { .. } => unreachable!("cancels come through Sink::cancel"),
-            Action::Arm { at, timer } => self.arm(nanos(at), timer),
-            Action::Done { unit, arrived, ok } => self.done(unit, nanos(arrived), ok),
+            Action::Arm { at, timer } => self.arm(at, timer),
+            Action::Done { unit, arrived, ok } => self.done(unit, arrived, ok),
         }
     }
 
@@ -83,7 +84,7 @@ impl Sink for Carrying<'_> {
     /// takes its sequence number now, so it runs where it would have run had it gone on
     /// its lane now), the others go on their lane (or the calendar) at once.
     #[inline(always)]
-    fn arm(&mut self, at: u64, timer: Timer) {
+    fn arm(&mut self, Nanos(at): Nanos, timer: Timer) {
         let c = &mut self.carrier;
         let lane = match timer {
             Timer::Timeout { .. } => {
@@ -116,7 +117,7 @@ impl Sink for Carrying<'_> {
 
     /// Records a unit that arrived at `arrived` ns and is done now.
     #[inline(always)]
-    fn done(&mut self, _unit: u64, arrived: u64, ok: bool) {
+    fn done(&mut self, _unit: u64, Nanos(arrived): Nanos, ok: bool) {
         let now = self.s.now();
         self.carrier
             .recorder

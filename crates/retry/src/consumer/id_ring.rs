@@ -22,10 +22,10 @@
 //! access. The buffer doubles (up to [`WINDOW`] slots) only while the span outgrows it,
 //! so a small run keeps a small one.
 //!
-//! Looked up by id, never iterated, like [`crate::id_map::IdMap`]: the order of a ring
+//! Looked up by id, never iterated, like [`super::id_map::IdMap`]: the order of a ring
 //! could not leak into a result anyway, but nothing relies on it.
 
-use crate::id_map::IdMap;
+use super::id_map::IdMap;
 
 /// How many consecutive ids the ring spans at most; older entries wait in the spill map.
 /// At 100,000 new ids a second, 0.16 s: longer than most units of work and logical
@@ -35,17 +35,6 @@ use crate::id_map::IdMap;
 pub const WINDOW: usize = 1 << 14;
 
 /// Entries keyed by `u64` ids that are inserted mostly in increasing order.
-///
-/// ```
-/// use herd_retry::id_ring::IdRing;
-/// let mut r = IdRing::default();
-/// r.insert(7, "a");
-/// r.insert(8, "b");
-/// assert_eq!(r.remove(7), Some("a"));
-/// assert_eq!(r.get(7), None);
-/// assert_eq!(r.get(8), Some(&"b"));
-/// assert_eq!(r.len(), 1);
-/// ```
 #[derive(Debug, Clone)]
 pub struct IdRing<V> {
     /// The ring spans the ids `base..end` (`end - base <= slots.len()`); every slot
@@ -119,11 +108,6 @@ impl<V> IdRing<V> {
         } else {
             None
         }
-    }
-
-    /// Whether `id` has an entry.
-    pub fn contains_key(&self, id: u64) -> bool {
-        self.get(id).is_some()
     }
 
     /// Sets the entry of `id`, returning the one it replaces. An id below the ring goes to
@@ -241,6 +225,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_map_by_id() {
+        let mut r = IdRing::default();
+        r.insert(7, "a");
+        r.insert(8, "b");
+        assert_eq!(r.remove(7), Some("a"));
+        assert_eq!(r.get(7), None);
+        assert_eq!(r.get(8), Some(&"b"));
+        assert_eq!(r.len(), 1);
+    }
+
+    #[test]
     fn behaves_as_a_map_whatever_the_order() {
         let mut r = IdRing::default();
         let mut m = std::collections::BTreeMap::new();
@@ -268,7 +263,7 @@ mod tests {
         assert_eq!(r.base, r.end);
         assert_eq!(r.insert(3, 1), None);
         assert_eq!(r.get_mut(3), Some(&mut 1));
-        assert!(r.contains_key(3) && !r.contains_key(2));
+        assert!(r.get(3).is_some() && r.get(2).is_none());
     }
 
     #[test]
