@@ -2,6 +2,11 @@
 //!
 //! The open-loop driver: one loop, the arrival process as a value.
 //!
+//! Every kind of arm (a lane of herd's replica client or of a Rust peer, an arm's
+//! consumers, a client in another program) leaves its requests from the same arrival
+//! loop, on the same microsecond pacer and within the same backlog: the kinds differ only
+//! in what is due at an instant and which events they wait for besides.
+//!
 //! `herd bench`'s engine: [`run_arms`] runs every arm of a scenario on a real socket, each
 //! against its own [`herd_upstream`] server, with herd's own HTTP/1.1 client (replica
 //! arms), the Rust libraries themselves ([`peers`]) or a client in another program
