@@ -62,7 +62,7 @@ pub(super) async fn run_arm(
     let url = target.to_string();
     let ready = tokio::select! {
         biased;
-        () = stop.requested() => return Ok(None),
+        () = stop.cancelled() => return Ok(None),
         ready = prepare(scenario, index, &url) => ready?,
     };
     tracing::info!(arm = %scenario.arms[index].id, %url, "client ready; the clock starts (direct)");

@@ -172,7 +172,7 @@ impl Run {
             Ok(sent) => sent,
             // A signal to the whole process tree (a service manager stopping herd)
             // may end the adapter before herd's own stop: that is the stop, not a failure.
-            Err(_) if stop.is_requested() => false,
+            Err(_) if stop.is_cancelled() => false,
             Err(e) => return Err(e),
         };
         if !sent {
@@ -182,14 +182,14 @@ impl Run {
         let mut rest = Vec::new();
         let finished = tokio::select! {
             biased;
-            () = stop.requested() => None,
+            () = stop.cancelled() => None,
             r = arm.finish_into(&mut rest) => Some(r),
         };
         for a in &rest {
             self.record(a)?;
         }
         match finished {
-            Some(Err(_)) if stop.is_requested() => Ok(false),
+            Some(Err(_)) if stop.is_cancelled() => Ok(false),
             Some(r) => r.map(|()| true).map_err(fail),
             None => {
                 arm.stop().await;

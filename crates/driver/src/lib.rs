@@ -55,11 +55,11 @@ mod wire;
 
 pub use attempt::{Call, HttpClient};
 pub use direct::Direct;
-pub use engine::{rounds, run_arms, RunError, RunOptions};
+pub use engine::{rounds, run_arms, Partial, RunError, RunOptions};
 pub use external::{arm_command, shell_words};
 pub use lag::Lag;
 use peers::{Peer, PeerOptions};
-pub use stop::{Stop, StopTrigger};
+pub use stop::{CancellationToken, Stop};
 use tally::{Finished, Tally};
 
 use herd_retry::{Decision, Failure, Outcome, Retrier};
@@ -174,7 +174,7 @@ pub async fn run_arm(
     // Dropping a half-prepared arm kills its adapter (see `external::process`).
     let ready = tokio::select! {
         biased;
-        () = stop.requested() => return Ok(None),
+        () = stop.cancelled() => return Ok(None),
         ready = prepare(scenario, index, &url) => ready?,
     };
     let upstream = bound.serve(front(scenario, index), scenario.seed);
@@ -233,7 +233,7 @@ pub async fn drive_url(
 ) -> io::Result<Option<Driven>> {
     let ready = tokio::select! {
         biased;
-        () = stop.requested() => return Ok(None),
+        () = stop.cancelled() => return Ok(None),
         ready = prepare(scenario, index, url) => ready?,
     };
     ready

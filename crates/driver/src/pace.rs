@@ -119,7 +119,7 @@ pub(super) trait Source {
 pub(super) async fn pace<S: Source>(source: &mut S, stop: &Stop) -> io::Result<bool> {
     let mut pacer = Pacer::new()?;
     // One wait for the stop for the whole run, not one made and dropped per turn.
-    let mut stopped = std::pin::pin!(stop.requested());
+    let mut stopped = std::pin::pin!(stop.cancelled());
     loop {
         if source.is_done() {
             return Ok(true);
