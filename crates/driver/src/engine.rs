@@ -151,7 +151,7 @@ async fn run_rounds(
                     let arm = s.arms[i].id.clone();
                     return Err(match herd_upstream::fd_limit::exhausted(&error) {
                         Some(sentence) => RunError::OutOfFiles {
-                            sentence,
+                            sentence: format!("arm {arm}: {sentence}"),
                             partial: None,
                         },
                         None => RunError::Arm { arm, error },
