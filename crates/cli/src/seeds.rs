@@ -32,7 +32,7 @@ pub fn run(
     let seeds = eval::seeds(s.seed, n as usize);
     let mut runs: Vec<Vec<ArmReport>> = Vec::new();
     for &seed in &seeds {
-        if signals.stop().is_requested() {
+        if signals.stop().is_cancelled() {
             break;
         }
         let mut this = s.clone();
@@ -41,7 +41,7 @@ pub fn run(
             eprintln!("seed {seed}: {} arm(s)", this.arms.len());
         }
         match one(&this, &signals)? {
-            Some(a) if !signals.stop().is_requested() => runs.push(a),
+            Some(a) if !signals.stop().is_cancelled() => runs.push(a),
             _ => break,
         }
     }

@@ -69,9 +69,9 @@ impl Signals {
     /// Installs the handlers (they replace the default "die at once") and returns once they
     /// are in place.
     pub fn install() -> Result<Signals, Fail> {
-        let (trigger, stop) = Stop::new();
+        let stop = Stop::new();
         let sim = herd_sim::Stop::new();
-        let triggers = Triggers(trigger, sim.clone());
+        let triggers = Triggers(stop.clone(), sim.clone());
         let caught = Arc::new(OnceLock::new());
         let first = caught.clone();
         let (ready_tx, ready) = std::sync::mpsc::channel::<std::io::Result<()>>();
@@ -123,11 +123,11 @@ impl Signals {
 }
 
 /// What the first signal fires: the driver's stop and the simulator's.
-struct Triggers(herd_driver::StopTrigger, herd_sim::Stop);
+struct Triggers(Stop, herd_sim::Stop);
 
 impl Triggers {
     fn fire(&self) {
-        self.0.fire();
+        self.0.cancel();
         self.1.fire();
     }
 }

@@ -238,3 +238,56 @@ fn a_program_exiting_2_before_its_handshake_is_bad_input_too() {
         "{err}"
     );
 }
+
+/// A command arm's ids leave on the driver's microsecond pacer, as a replica arm's
+/// arrivals do: on tokio's 1 ms timer the median lag was about a millisecond (each
+/// instant rounded up to the next tick), on the pacer it is microseconds. The bound is
+/// generous for a busy CI machine and still fails on the millisecond timer; a quiet
+/// machine keeps p99 under 1 ms too.
+#[test]
+fn a_command_arm_leaves_on_time() {
+    let toml = format!(
+        "name = \"lag\"\nseed = 3\n[load]\nrequests = 400\nrate = 200\n[client]\nattempt_timeout_ms = 2000\n\
+         [[arms]]\nid = \"example-minimal\"\nclient = {{ command = [\"python3\", {:?}] }}\n",
+        minimal_py().canonicalize().unwrap().to_str().unwrap()
+    );
+    let file = scenario("cmd-lag", &toml);
+    let mut medians = vec![];
+    for _ in 0..3 {
+        let o = herd(&["bench", file.to_str().unwrap(), "--json", "-", "--quiet"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+        let a = arm(&v, "example-minimal");
+        assert_eq!(a["logical_requests"], 400, "{a}");
+        assert_eq!(a["driver_dropped"], 0, "{a}");
+        let p50 = a["driver_lag_ms"]["p50"].as_f64().expect("lag p50");
+        if p50 < 0.5 {
+            return;
+        }
+        medians.push(p50);
+    }
+    panic!(
+        "a command arm's median lag was half a millisecond or more in every run: {medians:?} ms"
+    );
+}
+
+/// An id that finds the backlog full is not sent and counts as dropped, as a plain arm's
+/// arrival does: with room for 2 requests and each held 50 ms by the upstream, most of 40
+/// ids at 200 req/s are dropped, and the run fails.
+#[test]
+fn a_command_arms_full_backlog_drops_ids() {
+    let toml = format!(
+        "name = \"drop\"\nseed = 3\n[load]\nrequests = 40\nrate = 200\nbacklog = 2\n[client]\nattempt_timeout_ms = 2000\n\
+         [upstream]\nservice_time = {{ dist = \"constant\", ms = 50 }}\n\
+         [[arms]]\nid = \"example-minimal\"\nclient = {{ command = [\"python3\", {:?}] }}\n",
+        minimal_py().canonicalize().unwrap().to_str().unwrap()
+    );
+    let file = scenario("cmd-drop", &toml);
+    let o = herd(&["bench", file.to_str().unwrap(), "--json", "-", "--quiet"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON on stdout");
+    let a = arm(&v, "example-minimal");
+    let dropped = a["driver_dropped"].as_u64().expect("dropped");
+    assert!(dropped > 10, "{a}");
+    assert_eq!(a["logical_requests"].as_u64().unwrap() + dropped, 40, "{a}");
+}

@@ -470,3 +470,49 @@ fn a_second_sigint_exits_at_once_without_a_report() {
         sleep(Duration::from_millis(50));
     }
 }
+
+/// Out of file descriptors mid-run: `herd bench` under `ulimit -n 64` (soft and hard, so
+/// herd cannot raise it) with more requests in flight than 64 descriptors hold stops
+/// with exit 1, one sentence naming the limit and how to raise it, and a report marked
+/// partial; the failed connects are not counted as the upstream's errors.
+#[test]
+fn out_of_file_descriptors_stops_with_the_limit() {
+    let dir = tempdir("out-of-files");
+    let file = dir.join("fd.toml");
+    std::fs::write(
+        &file,
+        "name = \"fd\"\nseed = 3\n[load]\nrequests = 3000\nrate = 3000\n\
+         [client]\nattempt_timeout_ms = 2000\npool_max_connections = 500\n\
+         [upstream]\nservice_time = { dist = \"constant\", ms = 50 }\n\
+         [[arms]]\nid = \"a\"\npolicy = \"none\"\n",
+    )
+    .unwrap();
+    let json = dir.join("r.json");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 64 && exec "$0" bench "$1" --json "$2""#)
+        .arg(env!("CARGO_BIN_EXE_herd"))
+        .arg(&file)
+        .arg(&json)
+        .output()
+        .expect("sh runs");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let sentence = err
+        .lines()
+        .find(|l| l.starts_with("herd: out of file descriptors"))
+        .unwrap_or_else(|| panic!("no sentence: {err}"));
+    assert!(
+        sentence.contains("64 open at once") && sentence.contains("ulimit -n"),
+        "{sentence}"
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["partial"], true, "{v}");
+    assert_eq!(
+        v["stop"]["signal"], "running out of file descriptors",
+        "{v}"
+    );
+    let a = arm(&v, "a");
+    assert!(a["logical_requests"].as_u64().unwrap() < 3000, "{a}");
+}

@@ -307,10 +307,15 @@ fn a_bench_out_of_descriptors_fails_cleanly_in_a_sentence() {
         .expect("herd runs");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(!json.exists(), "no report from a failed run");
+    // Out of descriptors before the clock (opening connections ahead of it), the arm is
+    // named and nothing is reported; mid-run, what finished is reported, marked partial.
+    if json.exists() {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["partial"], true, "{v}");
+    }
     assert!(
         err.lines()
-            .any(|l| l.starts_with("herd: arm ") && l.contains("out of file descriptors")),
+            .any(|l| l.starts_with("herd: ") && l.contains("out of file descriptors")),
         "{err}"
     );
     assert!(err.contains("40 open at once"), "{err}");

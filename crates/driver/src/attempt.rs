@@ -172,8 +172,10 @@ impl HttpClient {
     }
 }
 
-/// A connection that could not be opened is refused, whatever the OS said.
+/// A connection that could not be opened is refused, whatever the OS said. Out of file
+/// descriptors is noted too ([`herd_upstream::fd_limit::note`]): the run stops on it.
 fn connect_failure(e: &std::io::Error) -> Failure {
+    herd_upstream::fd_limit::note(e);
     match Failure::from_error(e) {
         Failure::Other => Failure::Refused,
         f => f,

@@ -1,8 +1,9 @@
 //! Driving an arm's consumers on tokio: [`herd_retry::Consumers`] decides, one loop
 //! carries it out, as the simulator does on its virtual clock.
 //!
-//! The loop owns the consumer state (no lock): it wakes for the next unit of the demand,
-//! the next consumer timer, or a logical request that finished. A `Send` spawns a task
+//! The consumers are a source of the driver's one arrival loop ([`super::pace`]), which
+//! owns their state (no lock): it wakes for the next unit of the demand, the next
+//! consumer timer, or a logical request that finished. A `Send` spawns a task
 //! running the same [`super::logical`] as a plain arm (the arm's shared retrier, the
 //! request's own seeded jitter); a `Cancel` aborts that task, which drops the request's
 //! future mid-attempt or mid-backoff: its connection closes, its pool slot frees, its
@@ -12,10 +13,10 @@
 //! A unit's request is `[load] method` to the client's URL even when a trace line gives a
 //! method and path: the consumer layer re-sends units by consumer, not by trace line.
 //!
-//! A [`Stop`] is one more branch of the loop: it aborts every live request, like a
+//! A [`Stop`] ends the loop: it aborts every live request, like a
 //! `Cancel` of each, and ends the arm with the units done so far (see the driver's docs).
 
-use super::pace::Pacer;
+use super::pace::{pace, Source};
 use super::{logical, Call, Driven, HttpClient, Lag, Progress};
 use crate::Stop;
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
@@ -52,12 +53,13 @@ pub(super) async fn drive(
 ) -> io::Result<Driven> {
     let mut demand = Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))?;
     let pending = demand.next();
-    let (tx, mut finished) = mpsc::unbounded_channel::<(u64, bool)>();
+    let (tx, finished) = mpsc::unbounded_channel::<(u64, bool)>();
     let mut run = Run {
         machine: Consumers::new(p.rules, p.count, scenario.load.requests),
         demand,
         pending,
         tx,
+        finished,
         tasks: HashMap::new(),
         timers: BTreeMap::new(),
         seq: 0,
@@ -73,46 +75,60 @@ pub(super) async fn drive(
     let mut rng = scenario.seeds().consumer_start();
     let now = run.now();
     run.machine.start(now.into(), &mut rng, &mut run.actions);
-    let mut complete = true;
-    // One wait for the stop for the whole run, not one made and dropped per event.
-    let mut stopped = std::pin::pin!(stop.requested());
+    run.carry_out();
     // Units and consumer timers come due on the pacer's microsecond clock, as a plain
     // arm's arrivals do: on tokio's millisecond timer each would start up to a
     // millisecond late.
-    let mut pacer = Pacer::new()?;
-    loop {
-        run.carry_out();
-        let next_unit = run.pending.as_ref().map(|u| epoch + u.at());
-        if next_unit.is_none() && run.machine.is_idle() {
-            break;
-        }
-        let next_timer = run.timers.first_key_value().map(|((at, _), _)| epoch + *at);
-        // A timer due no later than the next unit fires first.
-        let (due, timer_first) = match (next_timer, next_unit) {
-            (Some(t), Some(u)) => (Some(t.min(u)), t <= u),
-            (Some(t), None) => (Some(t), true),
-            (None, u) => (u, false),
-        };
-        let far = Instant::now() + Duration::from_secs(3600);
-        tokio::select! {
-            biased;
-            () = &mut stopped => {
-                run.abort_all();
-                complete = false;
-                break;
-            }
-            Some((request, ok)) = finished.recv() => run.on_finished(request, ok),
-            r = pacer.until(due.unwrap_or(far).into_std()), if due.is_some() => {
-                r?;
-                if timer_first {
-                    run.on_timer();
-                } else {
-                    run.on_unit();
-                }
-            }
-        }
+    let complete = pace(&mut run, stop).await?;
+    if !complete {
+        run.abort_all();
     }
     run.finish(complete)
+}
+
+impl Source for Run {
+    type Event = Option<(u64, bool)>;
+
+    /// The earlier of the next unit and the next timer.
+    fn next_due(&self) -> Option<Instant> {
+        let unit = self.pending.as_ref().map(Unit::at);
+        let timer = self.timers.first_key_value().map(|((at, _), _)| *at);
+        let at = match (timer, unit) {
+            (Some(t), Some(u)) => t.min(u),
+            (t, u) => t.or(u)?,
+        };
+        Some(self.epoch + at)
+    }
+
+    fn is_done(&self) -> bool {
+        self.pending.is_none() && self.machine.is_idle()
+    }
+
+    /// A timer due no later than the next unit fires first.
+    fn due(&mut self) -> io::Result<()> {
+        let unit = self.pending.as_ref().map(Unit::at);
+        let timer = self.timers.first_key_value().map(|((at, _), _)| *at);
+        match (timer, unit) {
+            (Some(t), Some(u)) if t <= u => self.on_timer(),
+            (Some(_), None) => self.on_timer(),
+            _ => self.on_unit(),
+        }
+        self.carry_out();
+        Ok(())
+    }
+
+    async fn event(&mut self) -> Option<(u64, bool)> {
+        self.finished.recv().await
+    }
+
+    fn on_event(&mut self, finished: Option<(u64, bool)>) -> io::Result<()> {
+        // The loop holds a sender, so the channel never closes.
+        if let Some((request, ok)) = finished {
+            self.on_finished(request, ok);
+            self.carry_out();
+        }
+        Ok(())
+    }
 }
 
 /// The loop's state: the consumers' machine, the live requests and the armed timers.
@@ -123,6 +139,7 @@ struct Run {
     pending: Option<Unit>,
     /// Where a request's task says it finished.
     tx: mpsc::UnboundedSender<(u64, bool)>,
+    finished: mpsc::UnboundedReceiver<(u64, bool)>,
     tasks: HashMap<u64, AbortHandle>,
     /// Keyed by (due, sequence): two due at once fire in the order they were armed.
     timers: BTreeMap<(Duration, u64), Timer>,

@@ -7,7 +7,7 @@
 //! the server timeline, first retries) stays empty, and the report says the run was
 //! direct.
 
-use super::{prepare, ArmRun, Progress};
+use super::{drive_from_now, ArmRun, Progress};
 use crate::Stop;
 use herd_scenario::{Scenario, ServerCounts};
 use std::fmt;
@@ -51,7 +51,8 @@ impl fmt::Display for Direct {
     }
 }
 
-/// Runs arm `index` against `target` until done or `stop` fires (see [`super::run_arm`]).
+/// Runs arm `index` against `target` until done or `stop` fires (see [`super::run_arm`]):
+/// [`super::drive_url`] with empty server counts.
 pub(super) async fn run_arm(
     scenario: &Scenario,
     index: usize,
@@ -60,15 +61,8 @@ pub(super) async fn run_arm(
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
     let url = target.to_string();
-    let ready = tokio::select! {
-        biased;
-        () = stop.requested() => return Ok(None),
-        ready = prepare(scenario, index, &url) => ready?,
-    };
-    tracing::info!(arm = %scenario.arms[index].id, %url, "client ready; the clock starts (direct)");
-    let epoch = tokio::time::Instant::now();
-    let driven = ready.drive(scenario, index, epoch, progress, &stop).await?;
-    Ok(Some(driven.run(ServerCounts::new())))
+    let driven = drive_from_now(scenario, index, &url, progress, stop).await?;
+    Ok(driven.map(|d| d.run(ServerCounts::new())))
 }
 
 #[cfg(test)]

@@ -4,6 +4,12 @@
 //! Arms run round by round ([`rounds`]): the ones herd runs in its own process together,
 //! each client in another program alone, and each alone when asked or when they share a
 //! real service. A round not begun when the stop fires is not started.
+//!
+//! Running out of file descriptors stops the run as a signal would: every socket a run
+//! opens is a descriptor, and a connect or accept that fails for want of one says nothing
+//! about the retry strategy, so counting it as a failed request would report the machine.
+//! The arms end where they are, and the run fails with the limit and how to raise it,
+//! holding what finished ([`RunError::OutOfFiles`]).
 
 use crate::{run_arm, ArmRun, Direct, Progress, Stop};
 use herd_scenario::Scenario;
@@ -36,21 +42,71 @@ pub enum RunError {
         #[source]
         error: io::Error,
     },
-    /// Arm `arm` ran out of file descriptors: the sentence with the limit and how to raise
-    /// it ([`herd_upstream::fd_limit::exhausted`]).
-    #[error("arm {arm}: {sentence}")]
+    /// The process ran out of file descriptors: `sentence` says the limit and how to raise
+    /// it ([`herd_upstream::fd_limit::exhausted`]); `partial` holds what the arms had
+    /// finished when the run stopped on it, if it got that far.
+    #[error("{sentence}")]
     OutOfFiles {
-        /// The arm's id.
-        arm: String,
         /// The limit and how to raise it.
         sentence: String,
+        /// The arms' runs, as [`run_arms`] returns them, each partial.
+        partial: Option<Partial>,
     },
+}
+
+/// A run cut short, one entry per arm as [`run_arms`] returns them.
+pub struct Partial(pub Vec<Option<ArmRun>>);
+
+impl std::fmt::Debug for Partial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ran = self.0.iter().filter(|r| r.is_some()).count();
+        write!(f, "Partial({ran} of {} arms ran)", self.0.len())
+    }
 }
 
 /// Runs the arms of `s` round by round (see [`rounds`]) until done or `stop` fires; a
 /// round not begun by then is not started. One entry per arm, in scenario order: `None` if
 /// it did not run.
 pub async fn run_arms(
+    s: &Scenario,
+    options: &RunOptions,
+    stop: &Stop,
+) -> Result<Vec<Option<ArmRun>>, RunError> {
+    // The run's own stop: the caller's, or running out of descriptors.
+    let (before, _) = herd_upstream::fd_limit::ran_out();
+    let run_stop = stop.child_token();
+    let watch = tokio::spawn(stop_when_out_of_files(before, run_stop.clone()));
+    let out = run_rounds(s, options, &run_stop).await;
+    watch.abort();
+    let out = out?;
+    match herd_upstream::fd_limit::ran_out() {
+        (after, Some(sentence)) if after > before && !stop.is_cancelled() => {
+            Err(RunError::OutOfFiles {
+                sentence,
+                partial: Some(Partial(out)),
+            })
+        }
+        _ => Ok(out),
+    }
+}
+
+/// How often a run looks whether the process has run out of descriptors.
+const FILES_TICK: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Fires `stop` once the process has counted more exhaustions than `before`.
+async fn stop_when_out_of_files(before: u64, stop: Stop) {
+    let mut tick = tokio::time::interval(FILES_TICK);
+    loop {
+        tick.tick().await;
+        if herd_upstream::fd_limit::ran_out().0 > before {
+            stop.cancel();
+            return;
+        }
+    }
+}
+
+/// [`run_arms`] with the run's own stop.
+async fn run_rounds(
     s: &Scenario,
     options: &RunOptions,
     stop: &Stop,
@@ -62,11 +118,11 @@ pub async fn run_arms(
         if let Some(pause) = settle.filter(|_| n > 0) {
             // Let the service drain the previous arm's work before the next one starts.
             tokio::select! {
-                () = stop.requested() => {}
+                () = stop.cancelled() => {}
                 () = tokio::time::sleep(pause) => {}
             }
         }
-        if stop.is_requested() {
+        if stop.is_cancelled() {
             break;
         }
         let handles: Vec<_> = round
@@ -87,14 +143,17 @@ pub async fn run_arms(
                 Ok(run) => out[i] = run,
                 // An arm that broke while stopping (its adapter got the signal too) is
                 // left out of the partial report rather than failing it.
-                Err(e) if stop.is_requested() => {
+                Err(e) if stop.is_cancelled() => {
                     eprintln!("herd: arm {}: {e} (while stopping; left out)", s.arms[i].id);
                 }
                 // Out of descriptors: the sentence with the limit and how to raise it.
                 Err(error) => {
                     let arm = s.arms[i].id.clone();
                     return Err(match herd_upstream::fd_limit::exhausted(&error) {
-                        Some(sentence) => RunError::OutOfFiles { arm, sentence },
+                        Some(sentence) => RunError::OutOfFiles {
+                            sentence: format!("arm {arm}: {sentence}"),
+                            partial: None,
+                        },
                         None => RunError::Arm { arm, error },
                     });
                 }

@@ -1,11 +1,14 @@
-//! Driving an external arm: the same arrival schedule and the same recorder as a replica
-//! arm, but each logical request is handed to the adapter (`{"id":N}` at its intended
-//! time) and its answer line is the final answer. Latency runs from the intended time to
-//! the moment herd read the answer.
+//! Driving an external arm: the same arrival schedule, the same arrival loop
+//! ([`super::pace`]), backlog and recorder as a replica arm, but each logical request is
+//! handed to the adapter (`{"id":N}` at its intended time) and its answer line is the
+//! final answer. Latency runs from the intended time to the moment herd read the answer.
+//! An id that finds the backlog full (`[load] backlog` ids sent and not answered) is not
+//! sent, and counts as dropped.
 //!
 //! A stop ends the adapter at once ([`ExternalArm::stop`]): the answers read before it are
 //! the arm's partial result; requests the adapter still had are dropped.
 
+use super::pace::{pace, Backlog, Place, Source};
 use super::{arrivals, Driven, Finished, Lag, Progress, Tally};
 use crate::Stop;
 use herd_adapters::{
@@ -13,7 +16,8 @@ use herd_adapters::{
 };
 use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario, Unit};
 use std::io;
-use tokio::time::{sleep_until, Instant};
+use std::sync::Arc;
+use tokio::time::Instant;
 
 /// The error as an `io::Error` that still holds it (`get_ref` and a downcast find it),
 /// so a caller can tell a refusal of the arm's options from a crash.
@@ -109,15 +113,18 @@ pub(super) async fn drive(
         command,
     } = started;
     let tally = Tally::new(index, progress);
+    // The schedule is a pure function of the seed (or the trace), so the intended time of
+    // id N is computed here once rather than kept per request in flight.
+    let schedule: Vec<Unit> = arrivals(scenario)?.collect();
     let mut run = Run {
-        // The schedule is a pure function of the seed (or the trace), so the intended time
-        // of id N is computed here once rather than kept per request in flight.
-        schedule: arrivals(scenario)?.collect(),
+        places: (0..schedule.len()).map(|_| None).collect(),
+        schedule,
         client,
         epoch,
         tally,
         next: 0,
         lag: Lag::new(),
+        backlog: Backlog::new(scenario.load.backlog),
     };
     let complete = run.drive(arm, stop).await?;
     let (recorder, _) = run.tally.take();
@@ -125,7 +132,7 @@ pub(super) async fn drive(
         recorder,
         wall: epoch.elapsed(),
         lag: run.lag,
-        dropped: 0,
+        dropped: run.backlog.dropped(),
         policy,
         complete,
         command: Some(command),
@@ -143,22 +150,30 @@ struct Run {
     /// Measured when the id is written to the adapter: what the adapter does with it
     /// after is its own.
     lag: Lag,
+    /// Ids sent and not answered yet hold a place; an id that finds the backlog full is
+    /// dropped unsent and counted, as a plain arm's arrival is.
+    backlog: Arc<Backlog>,
+    places: Vec<Option<Place>>,
 }
 
 impl Run {
     /// Sends the schedule and collects the answers; on a stop, ends the adapter and returns
     /// `false` (the answers recorded so far stay).
     async fn drive(&mut self, mut arm: ExternalArm, stop: &Stop) -> io::Result<bool> {
-        let sent = tokio::select! {
-            biased;
-            () = stop.requested() => false,
-            r = self.send_all(&mut arm) => match r {
-                Ok(()) => true,
-                // A signal to the whole process tree (a service manager stopping herd)
-                // may end the adapter before herd's own stop: that is the stop, not a failure.
-                Err(_) if stop.is_requested() => false,
-                Err(e) => return Err(e),
+        let sent = match pace(
+            &mut Sending {
+                run: self,
+                arm: &mut arm,
             },
+            stop,
+        )
+        .await
+        {
+            Ok(sent) => sent,
+            // A signal to the whole process tree (a service manager stopping herd)
+            // may end the adapter before herd's own stop: that is the stop, not a failure.
+            Err(_) if stop.is_cancelled() => false,
+            Err(e) => return Err(e),
         };
         if !sent {
             arm.stop().await;
@@ -167,14 +182,14 @@ impl Run {
         let mut rest = Vec::new();
         let finished = tokio::select! {
             biased;
-            () = stop.requested() => None,
+            () = stop.cancelled() => None,
             r = arm.finish_into(&mut rest) => Some(r),
         };
         for a in &rest {
             self.record(a)?;
         }
         match finished {
-            Some(Err(_)) if stop.is_requested() => Ok(false),
+            Some(Err(_)) if stop.is_cancelled() => Ok(false),
             Some(r) => r.map(|()| true).map_err(fail),
             None => {
                 arm.stop().await;
@@ -183,51 +198,16 @@ impl Run {
         }
     }
 
-    /// Sends each id at its intended time, recording answers as they come.
-    async fn send_all(&mut self, arm: &mut ExternalArm) -> io::Result<()> {
-        while self.next < self.schedule.len() {
-            let intended: Instant = self.epoch + self.schedule[self.next].at();
-            tokio::select! {
-                biased;
-                () = sleep_until(intended) => self.send_next(arm, intended)?,
-                answered = arm.recv() => match answered {
-                    Some(Ok(a)) => self.record(&a)?,
-                    Some(Err(e)) => return Err(fail(e)),
-                    None => {
-                        return Err(io::Error::other(format!(
-                            "adapter {} said done before all requests were sent",
-                            self.client
-                        )))
-                    }
-                },
-            }
-        }
-        Ok(())
-    }
-
-    /// Id `next` is due: sent with its trace method and path, if it has them.
-    fn send_next(&mut self, arm: &ExternalArm, intended: Instant) -> io::Result<()> {
-        self.lag.record(intended.elapsed());
-        let unit = &self.schedule[self.next];
-        let method = unit.method.map(|m| m.as_str());
-        arm.send_request(self.next as u64, method, unit.path.as_deref())
-            .map_err(fail)?;
-        self.next += 1;
-        Ok(())
-    }
-
-    /// One answer, as a finished logical request.
-    fn record(&self, a: &Answered) -> io::Result<()> {
-        let at = self
-            .schedule
-            .get(a.answer.id as usize)
-            .map(|u| u.at())
-            .ok_or_else(|| {
-                io::Error::other(format!(
-                    "adapter {}: answer for unknown id {}",
-                    self.client, a.answer.id
-                ))
-            })?;
+    /// One answer, as a finished logical request; its place in the backlog is free again.
+    fn record(&mut self, a: &Answered) -> io::Result<()> {
+        let id = a.answer.id as usize;
+        let at = self.schedule.get(id).map(Unit::at).ok_or_else(|| {
+            io::Error::other(format!(
+                "adapter {}: answer for unknown id {}",
+                self.client, a.answer.id
+            ))
+        })?;
+        self.places[id] = None;
         self.tally.add(&Finished {
             record: LogicalRecord {
                 intended: at,
@@ -238,5 +218,59 @@ impl Run {
             lag: None,
         });
         Ok(())
+    }
+}
+
+/// The arm in the arrival loop until its last id is due: ids are due at their intended
+/// instants, the adapter's answers are its events.
+struct Sending<'a> {
+    run: &'a mut Run,
+    arm: &'a mut ExternalArm,
+}
+
+impl Source for Sending<'_> {
+    type Event = Option<Result<Answered, ExternalError>>;
+
+    fn is_done(&self) -> bool {
+        self.run.next >= self.run.schedule.len()
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        let unit = self.run.schedule.get(self.run.next)?;
+        Some(self.run.epoch + unit.at())
+    }
+
+    /// Id `next` is due: sent with its trace method and path, if it has them, when the
+    /// backlog has room.
+    fn due(&mut self) -> io::Result<()> {
+        let run = &mut *self.run;
+        let id = run.next;
+        run.next += 1;
+        let Some(place) = run.backlog.admit() else {
+            return Ok(());
+        };
+        let unit = &run.schedule[id];
+        run.lag.record((run.epoch + unit.at()).elapsed());
+        let method = unit.method.map(|m| m.as_str());
+        self.arm
+            .send_request(id as u64, method, unit.path.as_deref())
+            .map_err(fail)?;
+        run.places[id] = Some(place);
+        Ok(())
+    }
+
+    async fn event(&mut self) -> Self::Event {
+        self.arm.recv().await
+    }
+
+    fn on_event(&mut self, answered: Self::Event) -> io::Result<()> {
+        match answered {
+            Some(Ok(a)) => self.run.record(&a),
+            Some(Err(e)) => Err(fail(e)),
+            None => Err(io::Error::other(format!(
+                "adapter {} said done before all requests were sent",
+                self.run.client
+            ))),
+        }
     }
 }

@@ -2,6 +2,11 @@
 //!
 //! The open-loop driver: one loop, the arrival process as a value.
 //!
+//! Every kind of arm (a lane of herd's replica client or of a Rust peer, an arm's
+//! consumers, a client in another program) leaves its requests from the same arrival
+//! loop, on the same microsecond pacer and within the same backlog: the kinds differ only
+//! in what is due at an instant and which events they wait for besides.
+//!
 //! `herd bench`'s engine: [`run_arms`] runs every arm of a scenario on a real socket, each
 //! against its own [`herd_upstream`] server, with herd's own HTTP/1.1 client (replica
 //! arms), the Rust libraries themselves ([`peers`]) or a client in another program
@@ -39,6 +44,7 @@ mod engine;
 mod external;
 mod handoff;
 mod lag;
+mod logical;
 mod pace;
 pub mod peers;
 mod plain;
@@ -50,17 +56,17 @@ mod wire;
 
 pub use attempt::{Call, HttpClient};
 pub use direct::Direct;
-pub use engine::{rounds, run_arms, RunError, RunOptions};
+pub use engine::{rounds, run_arms, Partial, RunError, RunOptions};
 pub use external::{arm_command, shell_words};
 pub use lag::Lag;
 use peers::{Peer, PeerOptions};
-pub use stop::{Stop, StopTrigger};
+pub use stop::{CancellationToken, Stop};
 use tally::{Finished, Tally};
 
-use herd_retry::{Decision, Failure, Nanos, Outcome, Retrier};
+use herd_retry::Retrier;
 use herd_scenario::{ArmClient, ArmReport, Demand, Recorder, Scenario, ServerCounts, TargetCounts};
 use herd_upstream::{Stats, UpstreamServer};
-use rand_pcg::Pcg64Mcg;
+use logical::logical;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -166,11 +172,8 @@ pub async fn run_arm(
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
     let bound = UpstreamServer::bind(listen).await?;
     let url = format!("http://{}/", bound.local_addr());
-    // Dropping a half-prepared arm kills its adapter (see `external::process`).
-    let ready = tokio::select! {
-        biased;
-        () = stop.requested() => return Ok(None),
-        ready = prepare(scenario, index, &url) => ready?,
+    let Some(ready) = prepare_or_stop(scenario, index, &url, &stop).await? else {
+        return Ok(None);
     };
     let upstream = bound.serve(front(scenario, index), scenario.seed);
     tracing::info!(arm = %scenario.arms[index].id, "client ready; the clock starts");
@@ -226,15 +229,40 @@ pub async fn drive_url(
     url: &str,
     stop: Stop,
 ) -> io::Result<Option<Driven>> {
-    let ready = tokio::select! {
-        biased;
-        () = stop.requested() => return Ok(None),
-        ready = prepare(scenario, index, url) => ready?,
+    drive_from_now(scenario, index, url, None, stop).await
+}
+
+/// [`drive_url`], reporting to `progress`.
+async fn drive_from_now(
+    scenario: &Scenario,
+    index: usize,
+    url: &str,
+    progress: Option<Progress>,
+    stop: Stop,
+) -> io::Result<Option<Driven>> {
+    let Some(ready) = prepare_or_stop(scenario, index, url, &stop).await? else {
+        return Ok(None);
     };
+    tracing::info!(arm = %scenario.arms[index].id, %url, "client ready; the clock starts");
     ready
-        .drive(scenario, index, Instant::now(), None, &stop)
+        .drive(scenario, index, Instant::now(), progress, &stop)
         .await
         .map(Some)
+}
+
+/// [`prepare`], unless `stop` fires first (`None`). Dropping a half-prepared arm kills its
+/// adapter (see `herd_adapters::ExternalArm`).
+async fn prepare_or_stop(
+    scenario: &Scenario,
+    index: usize,
+    url: &str,
+    stop: &Stop,
+) -> io::Result<Option<Ready>> {
+    tokio::select! {
+        biased;
+        () = stop.cancelled() => Ok(None),
+        ready = prepare(scenario, index, url) => ready.map(Some),
+    }
 }
 
 /// What an arm's drive produced (see [`run_arm`]).
@@ -381,48 +409,4 @@ impl Ready {
 /// (generated from the seed, or streamed from a trace with each request's method and path).
 fn arrivals(scenario: &Scenario) -> io::Result<Demand> {
     Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))
-}
-
-/// One logical request, `call`: attempts until the arm's [`Retrier`] says stop (which
-/// retries it by `call`'s method). Returns (succeeded, attempts). The retrier is shared by
-/// the arm's requests (its budget is client-wide); its clock is time since the run's epoch.
-/// `sent` gets the instant the first attempt went to a connection.
-async fn logical(
-    client: &HttpClient,
-    retrier: &Mutex<Retrier>,
-    epoch: Instant,
-    call: &Call,
-    id: u64,
-    mut rng: Pcg64Mcg,
-    sent: &mut Option<Instant>,
-) -> (bool, u32) {
-    let now = || Nanos::from(epoch.elapsed());
-    let lock = || {
-        retrier
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    };
-    let mut req = lock().begin(now());
-    let mut attempts = 0;
-    loop {
-        let (admitted, remaining) = {
-            let mut r = lock();
-            (
-                r.admit(&req, now(), &mut rng),
-                r.attempt_timeout(&req, now(), client.timeout()),
-            )
-        };
-        let outcome = if admitted {
-            attempts += 1;
-            client.attempt_noting(id, call, remaining, sent).await
-        } else {
-            Outcome::Failed(Failure::Throttled)
-        };
-        let decision = lock().decide(&mut req, call.method, &outcome, now(), &mut rng);
-        match decision {
-            Decision::Success => return (true, attempts),
-            Decision::Retry { after } => tokio::time::sleep_until(Instant::now() + after).await,
-            Decision::GiveUp(_) => return (false, attempts),
-        }
-    }
 }

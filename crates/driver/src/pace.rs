@@ -1,11 +1,18 @@
-//! Arrivals on time, on the arm's own thread, within a bounded backlog.
+//! Arrivals on time, on the arm's own clock, within a bounded backlog: the driver's one
+//! arrival loop ([`pace`]) and what it is made of.
+//!
+//! Every kind of arm goes through [`pace`]: a lane of a replica or Rust-peer arm, an arm's
+//! consumers, a client in another program. Each is a [`Source`]: it says when its next
+//! instant is due and what to do then (hand an arrival to a worker, fire a consumer's
+//! timer, write an id to the adapter), and it has events of its own besides (a finished
+//! request, an adapter's answer). The loop waits for whichever comes first, or for the stop.
 //!
 //! tokio's timer wheel has a 1 ms resolution, so an arrival slept for on it leaves up to a
 //! millisecond late, and every latency herd reports carried that error. A pacing thread
 //! that slept on the OS timer and handed arrivals to the runtime fixed the precision but
 //! cost two thread wake-ups per arrival (the pacer's, then a runtime worker's), which at
-//! tens of thousands of arrivals a second was most of the driver's CPU. Here the arm's
-//! driving thread paces itself: a [`Pacer`] is a Linux timerfd armed for the next arrival
+//! tens of thousands of arrivals a second was most of the driver's CPU. Here the driving
+//! thread paces itself: a [`Pacer`] is a Linux timerfd armed for the next arrival
 //! and registered with the thread's own event loop, so the thread sleeps in one place
 //! (`epoll_wait`) and wakes for whichever comes first, an answer on a socket or the next
 //! instant, with the thread's timer slack at 1 µs. Under load the thread is rarely asleep
@@ -13,11 +20,23 @@
 //! little early and spins to the instant ([`SPIN`]); a gap shorter than a wake-up costs
 //! is spun through, not slept ([`SHORT`]).
 //!
+//! The upstream's service times have a precise timer of their own
+//! (`herd_upstream::precise`), and two mechanisms is deliberate: a service time ends on the
+//! upstream's multi-threaded runtime, where a connection's task may run on any worker, so
+//! its last stretch goes to one timer thread for the whole process, which spins for every
+//! connection; an arrival is waited for on the one thread that sends it, which a timerfd in
+//! that thread's own event loop wakes with no hand-off to another thread. Their spins differ
+//! too: the timer thread's (100 µs) covers a blocked thread's wake-up on a busy machine,
+//! the pacer's ([`SPIN`], 200 µs) a wake-up from an idle CPU on a virtual machine, which
+//! is where a slow schedule leaves the sending thread.
+//!
 //! The same loop enforces the [`Backlog`]: an arrival that finds it full is dropped unsent
 //! and counted, so a target that cannot keep up never grows the driver's memory without
 //! limit. Latency still runs from each request's intended instant, so a driver that falls
 //! behind shows as latency and lag, not as a thinner load.
 
+use crate::Stop;
+use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -70,6 +89,58 @@ impl Drop for Place {
     fn drop(&mut self) {
         self.0.live.fetch_sub(1, Ordering::AcqRel);
     }
+}
+
+/// One thing the arrival loop drives (see the module docs).
+pub(super) trait Source {
+    /// What the source waits for besides its instants: a finished request, an answer.
+    type Event;
+
+    /// Whether the source has nothing left to do: the loop ends.
+    fn is_done(&self) -> bool;
+
+    /// The next instant something is due; `None` when nothing is scheduled.
+    fn next_due(&self) -> Option<tokio::time::Instant>;
+
+    /// The instant [`Source::next_due`] gave has come.
+    fn due(&mut self) -> io::Result<()>;
+
+    /// The source's next event; never resolves while it expects none. Cancel safe: the
+    /// loop drops it when an instant or the stop comes first.
+    async fn event(&mut self) -> Self::Event;
+
+    /// Carries out one event.
+    fn on_event(&mut self, event: Self::Event) -> io::Result<()>;
+}
+
+/// The arrival loop: runs `source` on a [`Pacer`] until it is done (`true`) or `stop`
+/// fires (`false`; what the source had under way is left for its owner to abort). A stop
+/// wins over an event, and an event over a due instant, at each turn.
+pub(super) async fn pace<S: Source>(source: &mut S, stop: &Stop) -> io::Result<bool> {
+    let mut pacer = Pacer::new()?;
+    // One wait for the stop for the whole run, not one made and dropped per turn.
+    let mut stopped = std::pin::pin!(stop.cancelled());
+    loop {
+        if source.is_done() {
+            return Ok(true);
+        }
+        let due = source.next_due();
+        let at = due.map_or_else(far, tokio::time::Instant::into_std);
+        tokio::select! {
+            biased;
+            () = &mut stopped => return Ok(false),
+            event = source.event() => source.on_event(event)?,
+            r = pacer.until(at), if due.is_some() => {
+                r?;
+                source.due()?;
+            }
+        }
+    }
+}
+
+/// An instant the loop never reaches (its branch is off).
+fn far() -> std::time::Instant {
+    std::time::Instant::now() + std::time::Duration::from_secs(3600)
 }
 
 pub(super) use timer::Pacer;

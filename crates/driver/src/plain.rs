@@ -14,11 +14,11 @@
 //! as it has requests in flight.
 
 use super::handoff::{Handoff, WorkerId};
-use super::pace::{Backlog, Pacer, Place};
+use super::pace::{pace, Backlog, Place, Source};
 use super::tally::{Finished, Tally};
 use super::{arrivals, logical, thread, Call, Driven, Exec, Progress};
 use crate::Stop;
-use herd_scenario::{ArmSeed, Demand, LogicalRecord, Scenario};
+use herd_scenario::{ArmSeed, Demand, LogicalRecord, Scenario, Unit};
 use std::io;
 use std::sync::Arc;
 use tokio::task::JoinSet;
@@ -143,8 +143,6 @@ impl Lane {
             backlog,
             epoch,
         } = self;
-        let mut pacer = Pacer::new()?;
-        let start = epoch.into_std();
         let handoff = Handoff::new();
         let work = Work {
             handoff: handoff.clone(),
@@ -153,45 +151,94 @@ impl Lane {
             tally,
             epoch,
         };
-        // The workers, so a stop can abort them (and the requests they hold).
-        let mut workers = JoinSet::new();
-        let mut complete = true;
-        // One wait for the stop for the whole run, not one made and dropped per arrival.
-        let mut stopped = std::pin::pin!(stop.requested());
-        let mine = (0u64..).zip(schedule).skip(lane).step_by(lanes);
-        for (i, unit) in mine {
-            tokio::select! {
-                biased;
-                () = &mut stopped => {
-                    complete = false;
-                    break;
-                }
-                r = pacer.until(start + unit.at()) => r?,
-            }
-            let Some(place) = backlog.admit() else {
-                continue;
-            };
-            let job = Job {
-                i,
-                at: unit.at(),
-                call: Call::of(&unit, method),
-                place,
-            };
-            if !handoff.give(job) {
-                workers.spawn(work.clone().serve(handoff.enlist()));
-            }
+        let mut arrivals = (0u64..).zip(schedule).skip(lane).step_by(lanes);
+        let next = arrivals.next();
+        let mut source = LaneSource {
+            arrivals,
+            next,
+            method,
+            backlog,
+            handoff,
+            work,
+            workers: JoinSet::new(),
+        };
+        if source.next.is_none() {
+            source.handoff.close();
         }
-        handoff.close();
-        if complete {
-            tokio::select! {
-                biased;
-                () = &mut stopped => complete = false,
-                () = async { while workers.join_next().await.is_some() {} } => {}
-            }
-        }
+        let complete = pace(&mut source, stop).await?;
+        source.handoff.close();
         // Aborts whatever a stop left in flight.
-        workers.shutdown().await;
+        source.workers.shutdown().await;
         Ok(complete)
+    }
+}
+
+/// A lane's share of the schedule.
+type Mine = std::iter::StepBy<std::iter::Skip<std::iter::Zip<std::ops::RangeFrom<u64>, Demand>>>;
+
+/// A lane in the arrival loop: its arrivals are due at their instants; once the last is
+/// handed out, its events are its workers finishing.
+struct LaneSource {
+    /// Every `lanes`-th arrival from the `lane`-th, with its place in the whole schedule.
+    arrivals: Mine,
+    /// The next arrival and its place in the whole schedule, not yet due.
+    next: Option<(u64, Unit)>,
+    method: herd_retry::Method,
+    backlog: Arc<Backlog>,
+    handoff: Arc<Handoff<Job>>,
+    work: Work,
+    /// The workers, so a stop can abort them (and the requests they hold).
+    workers: JoinSet<()>,
+}
+
+impl Source for LaneSource {
+    type Event = ();
+
+    fn next_due(&self) -> Option<Instant> {
+        self.next
+            .as_ref()
+            .map(|(_, unit)| self.work.epoch + unit.at())
+    }
+
+    fn is_done(&self) -> bool {
+        self.next.is_none() && self.workers.is_empty()
+    }
+
+    fn due(&mut self) -> io::Result<()> {
+        let Some((i, unit)) = self.next.take() else {
+            return Ok(());
+        };
+        self.next = self.arrivals.next();
+        if self.next.is_none() {
+            self.handoff.close();
+        }
+        let Some(place) = self.backlog.admit() else {
+            return Ok(());
+        };
+        let job = Job {
+            i,
+            at: unit.at(),
+            call: Call::of(&unit, self.method),
+            place,
+        };
+        if !self.handoff.give(job) {
+            let me = self.handoff.enlist();
+            self.workers.spawn(self.work.clone().serve(me));
+        }
+        Ok(())
+    }
+
+    async fn event(&mut self) {
+        if self.next.is_some() {
+            // The workers take jobs until the last arrival is handed out.
+            return std::future::pending().await;
+        }
+        // A worker that panicked counts nothing more; the others go on.
+        let _ = self.workers.join_next().await;
+    }
+
+    fn on_event(&mut self, (): ()) -> io::Result<()> {
+        Ok(())
     }
 }
 

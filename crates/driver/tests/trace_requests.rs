@@ -76,7 +76,7 @@ async fn run_with(name: &str, arm: &str, status: &'static str) -> Vec<String> {
     std::fs::create_dir_all(&dir).expect("tempdir");
     let s = scenario(&dir, arm);
     let (url, seen) = recording_server(status).await;
-    let driven = drive_url(&s, 0, &url, Stop::never())
+    let driven = drive_url(&s, 0, &url, Stop::new())
         .await
         .expect("runs")
         .expect("not stopped");

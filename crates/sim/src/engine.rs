@@ -19,7 +19,8 @@ use std::time::Duration;
 
 /// A request to stop simulating, shared by the caller and the threads: a flag, since an
 /// arm is one uninterruptible computation and nothing waits on it asynchronously. Once
-/// fired it stays fired.
+/// fired it stays fired. Not the socket driver's `CancellationToken`, on purpose: the
+/// simulator depends on no async runtime.
 #[derive(Clone, Debug, Default)]
 pub struct Stop(Arc<AtomicBool>);
 

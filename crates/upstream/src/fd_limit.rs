@@ -7,6 +7,15 @@
 //! only the operator can raise, and [`exhausted`] says how.
 
 use std::io;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+/// How many times this process ran out of descriptors where it opens sockets (the
+/// upstream's accept, the driver's connect), as counted by [`note`]: the limit is the
+/// process's, so the count is too, and a run compares it with the count at its start.
+static RAN_OUT: AtomicU64 = AtomicU64::new(0);
+
+/// The error code of the last time [`RAN_OUT`] was counted.
+static LAST: AtomicI32 = AtomicI32::new(0);
 
 /// Raises the soft limit on open files to the hard limit. Returns the limit now in force
 /// (None where it cannot be read).
@@ -43,6 +52,25 @@ pub fn exhausted(e: &io::Error) -> Option<String> {
         ),
         _ => None,
     }
+}
+
+/// [`exhausted`], counting the exhaustion in [`ran_out`] when it is one: for the places
+/// that open sockets, so a run can stop and say so instead of counting failures.
+pub fn note(e: &io::Error) -> Option<String> {
+    let sentence = exhausted(e)?;
+    if let Some(code) = e.raw_os_error() {
+        LAST.store(code, Ordering::Relaxed);
+    }
+    RAN_OUT.fetch_add(1, Ordering::Relaxed);
+    Some(sentence)
+}
+
+/// How many exhaustions [`note`] has counted in this process so far, with the sentence
+/// for the last one (`None` before any).
+pub fn ran_out() -> (u64, Option<String>) {
+    let n = RAN_OUT.load(Ordering::Relaxed);
+    let last = io::Error::from_raw_os_error(LAST.load(Ordering::Relaxed));
+    (n, exhausted(&last).filter(|_| n > 0))
 }
 
 #[cfg(unix)]

@@ -81,7 +81,7 @@ pub async fn run(
 /// quietly.
 fn accept_failed(e: &std::io::Error) {
     static LAST: Mutex<Option<Instant>> = Mutex::new(None);
-    let Some(sentence) = crate::fd_limit::exhausted(e) else {
+    let Some(sentence) = crate::fd_limit::note(e) else {
         tracing::debug!("accept failed: {e}");
         return;
     };

@@ -5,6 +5,7 @@
 
 use crate::adapters;
 use crate::cli::BenchArgs;
+use crate::emit::left_out;
 use crate::emit::{check_out, emit};
 use crate::engine::{assemble, reports, runtime};
 use crate::fail::Fail;
@@ -13,8 +14,8 @@ use crate::steal::StealClock;
 use crate::stop::Signals;
 use crate::target;
 use anyhow::anyhow;
-use herd_driver::{run_arms, Direct, Progress, RunOptions, Watch};
-use herd_scenario::Scenario;
+use herd_driver::{run_arms, Direct, Partial, Progress, RunError, RunOptions, Watch};
+use herd_scenario::{Scenario, StopNote};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -95,13 +96,27 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         direct: direct.clone(),
         progress,
     };
-    let runs = rt
-        .block_on(run_arms(&s, &options, &signals.stop()))
-        .map_err(|e| adapters::classify(e.into()))?;
+    let (runs, out_of_files) = match rt.block_on(run_arms(&s, &options, &signals.stop())) {
+        Ok(runs) => (runs, None),
+        Err(RunError::OutOfFiles {
+            sentence,
+            partial: Some(Partial(runs)),
+        }) => (runs, Some(sentence)),
+        Err(e) => return Err(adapters::classify(e.into())),
+    };
     if let Some(b) = &bars {
         b.finish();
     }
     let (mut report, recorders) = assemble("real", &s, &runs, signals.caught());
+    if out_of_files.is_some() {
+        report = report.stopped(StopNote {
+            signal: "running out of file descriptors".to_owned(),
+            after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            finished: recorders.iter().map(|r| r.len()).sum(),
+            planned: s.load.requests * s.arms.len() as u64,
+            left_out: left_out(&s, runs.iter().map(Option::is_some)),
+        });
+    }
     report.target = s.upstream.target.as_ref().map(target::info);
     report.direct = direct.as_ref().map(Direct::to_string);
     report.steal_ms = steal
@@ -136,6 +151,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     }
     if !quiet {
         eprintln!("wall time {:.1}s", started.elapsed().as_secs_f64());
+    }
+    // Out of descriptors: the partial report is out, then the sentence and exit 1.
+    if let Some(sentence) = out_of_files {
+        eprintln!("herd: {sentence}");
+        return Ok(ExitCode::from(1));
     }
     if dropped && signals.caught().is_none() {
         return Ok(ExitCode::from(1));

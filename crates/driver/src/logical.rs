@@ -1,0 +1,55 @@
+//! One logical request of a replica arm: attempts through the arm's [`Retrier`] until it
+//! says stop, beside [`super::attempt`], which carries out one attempt.
+//!
+//! It is shared by the plain lanes and the consumers (both spawn it per request), so it
+//! lives below both rather than in either.
+
+use super::{Call, HttpClient};
+use herd_retry::{Decision, Failure, Nanos, Outcome, Retrier};
+use rand_pcg::Pcg64Mcg;
+use std::sync::Mutex;
+use tokio::time::Instant;
+
+/// One logical request, `call`: attempts until the arm's [`Retrier`] says stop (which
+/// retries it by `call`'s method). Returns (succeeded, attempts). The retrier is shared by
+/// the arm's requests (its budget is client-wide); its clock is time since the run's epoch.
+/// `sent` gets the instant the first attempt went to a connection.
+pub(super) async fn logical(
+    client: &HttpClient,
+    retrier: &Mutex<Retrier>,
+    epoch: Instant,
+    call: &Call,
+    id: u64,
+    mut rng: Pcg64Mcg,
+    sent: &mut Option<Instant>,
+) -> (bool, u32) {
+    let now = || Nanos::from(epoch.elapsed());
+    let lock = || {
+        retrier
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    let mut req = lock().begin(now());
+    let mut attempts = 0;
+    loop {
+        let (admitted, remaining) = {
+            let mut r = lock();
+            (
+                r.admit(&req, now(), &mut rng),
+                r.attempt_timeout(&req, now(), client.timeout()),
+            )
+        };
+        let outcome = if admitted {
+            attempts += 1;
+            client.attempt_noting(id, call, remaining, sent).await
+        } else {
+            Outcome::Failed(Failure::Throttled)
+        };
+        let decision = lock().decide(&mut req, call.method, &outcome, now(), &mut rng);
+        match decision {
+            Decision::Success => return (true, attempts),
+            Decision::Retry { after } => tokio::time::sleep_until(Instant::now() + after).await,
+            Decision::GiveUp(_) => return (false, attempts),
+        }
+    }
+}
