@@ -64,7 +64,8 @@ impl OutputArgs {
     }
 }
 
-/// Prints the table and writes the JSON report and the report directory, as asked.
+/// Prints the table (and, under it, any client whose counts disagree with the server's:
+/// [`crate::client_counts`]) and writes the JSON report and the report directory, as asked.
 pub fn emit(
     output: &OutputArgs,
     report: &Report,
@@ -72,7 +73,9 @@ pub fn emit(
     scenario_toml: &str,
     recorders: &[&Recorder],
 ) -> Result<(), Fail> {
-    output.write(&table::render(report), report)?;
+    let mut text = table::render(report);
+    text.push_str(&crate::client_counts::render(report));
+    output.write(&text, report)?;
     if let Some(dir) = output.dir() {
         let latency: Vec<Cdf> = recorders
             .iter()
