@@ -125,7 +125,7 @@ pub struct SimArgs {
 }
 
 /// Where a command's report goes: the text on the terminal, `--json`, `--out DIR`. Every
-/// command that writes a report takes these three, and [`crate::emit::Output`] writes them
+/// command that writes a report takes these three, and [`OutputArgs::write`] writes them
 /// the same way for all.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
