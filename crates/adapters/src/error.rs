@@ -10,10 +10,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// An external arm failed, or could not start.
-#[derive(Debug)]
+///
+/// No `source()`: each message already says its cause (the I/O errors of `Spawn` and `Io`
+/// included), and an error reporter that walks the chain (anyhow's `{:#}`) would say it
+/// twice. The I/O errors stay reachable in those variants' `error` fields.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExternalError {
     /// The client id is not one this adapter offers.
+    #[error("unknown external client `{client}` (expected one of: {})", .known.join(", "))]
     UnknownClient {
         /// The client asked for.
         client: String,
@@ -21,11 +26,13 @@ pub enum ExternalError {
         known: Vec<&'static str>,
     },
     /// A Node client was asked for, but there is no `node` on `PATH`.
+    #[error("{client} needs Node.js: `node` not found on PATH (apt-get install nodejs npm)")]
     NodeNotFound {
         /// The client asked for.
         client: String,
     },
     /// The client's runtime (or a tool its setup needs) is missing.
+    #[error("{client} needs {what}")]
     RuntimeMissing {
         /// The client asked for.
         client: String,
@@ -34,6 +41,7 @@ pub enum ExternalError {
         what: String,
     },
     /// A command arm's program does not exist or cannot be run.
+    #[error("arm {client}: program `{program}` {detail}")]
     Program {
         /// The arm.
         client: String,
@@ -44,6 +52,7 @@ pub enum ExternalError {
     },
     /// The adapter exited with status 2 before its handshake: it refused its
     /// `--options` (or its command line).
+    #[error("adapter {client} refused its options: {}", Refused(.stderr))]
     OptionsRefused {
         /// The client asked for.
         client: String,
@@ -51,6 +60,7 @@ pub enum ExternalError {
         stderr: String,
     },
     /// The adapter directory (or its entry point) does not exist.
+    #[error("{client}: adapter not found at {} (HERD_ADAPTERS names a directory like the repository's crates/adapters/kits/, HERD_NODE_ADAPTER its node/; unset both to use the adapters built into herd)", .path.display())]
     AdapterNotFound {
         /// The client asked for.
         client: String,
@@ -58,6 +68,7 @@ pub enum ExternalError {
         path: PathBuf,
     },
     /// Installing the adapter's dependencies failed, or they are missing.
+    #[error("{client}: setting up the adapter in {} failed: {detail}", .dir.display())]
     Install {
         /// The client asked for.
         client: String,
@@ -67,15 +78,17 @@ pub enum ExternalError {
         detail: String,
     },
     /// The adapter program could not be started.
+    #[error("adapter {client}: could not start `{program}`: {error}")]
     Spawn {
         /// The client asked for.
         client: String,
         /// The program that was run.
         program: String,
         /// Why it could not start.
-        source: io::Error,
+        error: io::Error,
     },
     /// The handshake line was missing, late, of another protocol version or another client.
+    #[error("adapter {client}: handshake: {detail}{}", Tail(.stderr))]
     Handshake {
         /// The client asked for.
         client: String,
@@ -85,6 +98,7 @@ pub enum ExternalError {
         stderr: String,
     },
     /// A line on the adapter's stdout is not valid protocol.
+    #[error("adapter {client}: line {line}: {detail}{}", Tail(.stderr))]
     Malformed {
         /// The client asked for.
         client: String,
@@ -96,6 +110,7 @@ pub enum ExternalError {
         stderr: String,
     },
     /// The adapter exited (or closed stdout) before it was done.
+    #[error("adapter {client} exited {when} ({status}){}", Tail(.stderr))]
     Exited {
         /// The client asked for.
         client: String,
@@ -107,6 +122,7 @@ pub enum ExternalError {
         stderr: String,
     },
     /// A request got no answer within the deadline.
+    #[error("adapter {client}: no answer for request {id} within {} ms{}", .waited.as_millis(), Tail(.stderr))]
     NoAnswer {
         /// The client asked for.
         client: String,
@@ -118,6 +134,7 @@ pub enum ExternalError {
         stderr: String,
     },
     /// After stdin was closed, the adapter did not say `done` and exit in time.
+    #[error("adapter {client}: finishing: {detail}{}", Tail(.stderr))]
     Finish {
         /// The client asked for.
         client: String,
@@ -127,15 +144,17 @@ pub enum ExternalError {
         stderr: String,
     },
     /// Talking to the adapter failed at the OS level.
+    #[error("adapter {client}: {doing}: {error}")]
     Io {
         /// The client asked for.
         client: String,
         /// What herd was doing.
         doing: &'static str,
         /// The error.
-        source: io::Error,
+        error: io::Error,
     },
     /// [`send`](super::ExternalArm::send) after the arm stopped (it failed or finished).
+    #[error("adapter {client}: already stopped")]
     Stopped {
         /// The client asked for.
         client: String,
@@ -179,119 +198,33 @@ impl ExternalError {
 }
 
 /// `; its stderr ended with:` and the indented tail, or a note that there was none.
-fn stderr_note(f: &mut fmt::Formatter<'_>, stderr: &str) -> fmt::Result {
-    let s = stderr.trim_end();
-    if s.trim().is_empty() {
-        return f.write_str(" (it printed nothing on stderr)");
+struct Tail<'a>(&'a str);
+
+impl fmt::Display for Tail<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0.trim_end();
+        if s.trim().is_empty() {
+            return f.write_str(" (it printed nothing on stderr)");
+        }
+        f.write_str("; its stderr ended with:")?;
+        for line in s.lines() {
+            write!(f, "\n    {line}")?;
+        }
+        Ok(())
     }
-    f.write_str("; its stderr ended with:")?;
-    for line in s.lines() {
-        write!(f, "\n    {line}")?;
-    }
-    Ok(())
 }
 
-impl fmt::Display for ExternalError {
+/// What an adapter that refused its options said: its stderr on one line, or a note that
+/// it said nothing.
+struct Refused<'a>(&'a str);
+
+impl fmt::Display for Refused<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ExternalError::UnknownClient { client, known } => write!(
-                f,
-                "unknown external client `{client}` (expected one of: {})",
-                known.join(", ")
-            ),
-            ExternalError::NodeNotFound { client } => {
-                write!(f, "{client} needs Node.js: `node` not found on PATH (apt-get install nodejs npm)")
-            }
-            ExternalError::RuntimeMissing { client, what } => write!(f, "{client} needs {what}"),
-            ExternalError::Program {
-                client,
-                program,
-                detail,
-            } => write!(f, "arm {client}: program `{program}` {detail}"),
-            ExternalError::OptionsRefused { client, stderr } => {
-                write!(f, "adapter {client} refused its options: ")?;
-                let s = stderr.trim();
-                if s.is_empty() {
-                    f.write_str("(exit status 2 before its handshake; it printed nothing on stderr)")
-                } else {
-                    f.write_str(&s.lines().collect::<Vec<_>>().join(" / "))
-                }
-            }
-            ExternalError::AdapterNotFound { client, path } => write!(
-                f,
-                "{client}: adapter not found at {} (HERD_ADAPTERS names a directory like the repository's crates/adapters/kits/, HERD_NODE_ADAPTER its node/; unset both to use the adapters built into herd)",
-                path.display()
-            ),
-            ExternalError::Install { client, dir, detail } => write!(
-                f,
-                "{client}: setting up the adapter in {} failed: {detail}",
-                dir.display()
-            ),
-            ExternalError::Spawn {
-                client,
-                program,
-                source,
-            } => write!(f, "adapter {client}: could not start `{program}`: {source}"),
-            ExternalError::Handshake {
-                client,
-                detail,
-                stderr,
-            } => {
-                write!(f, "adapter {client}: handshake: {detail}")?;
-                stderr_note(f, stderr)
-            }
-            ExternalError::Malformed {
-                client,
-                line,
-                detail,
-                stderr,
-            } => {
-                write!(f, "adapter {client}: line {line}: {detail}")?;
-                stderr_note(f, stderr)
-            }
-            ExternalError::Exited {
-                client,
-                status,
-                when,
-                stderr,
-            } => {
-                write!(f, "adapter {client} exited {when} ({status})")?;
-                stderr_note(f, stderr)
-            }
-            ExternalError::NoAnswer {
-                client,
-                id,
-                waited,
-                stderr,
-            } => {
-                write!(
-                    f,
-                    "adapter {client}: no answer for request {id} within {} ms",
-                    waited.as_millis()
-                )?;
-                stderr_note(f, stderr)
-            }
-            ExternalError::Finish {
-                client,
-                detail,
-                stderr,
-            } => {
-                write!(f, "adapter {client}: finishing: {detail}")?;
-                stderr_note(f, stderr)
-            }
-            ExternalError::Io {
-                client,
-                doing,
-                source,
-            } => write!(f, "adapter {client}: {doing}: {source}"),
-            ExternalError::Stopped { client } => {
-                write!(f, "adapter {client}: already stopped")
-            }
+        let s = self.0.trim();
+        if s.is_empty() {
+            f.write_str("(exit status 2 before its handshake; it printed nothing on stderr)")
+        } else {
+            f.write_str(&s.lines().collect::<Vec<_>>().join(" / "))
         }
     }
 }
-
-/// No `source()`: each message already says its cause, and an error reporter that walks
-/// the chain (anyhow's `{:#}`) would say it twice. The I/O errors stay reachable in the
-/// `Spawn` and `Io` variants' fields.
-impl std::error::Error for ExternalError {}

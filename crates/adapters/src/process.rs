@@ -121,10 +121,10 @@ impl ExternalArm {
         if let Some(dir) = &cmd.cwd {
             command.current_dir(dir);
         }
-        let mut child = command.spawn().map_err(|source| ExternalError::Spawn {
+        let mut child = command.spawn().map_err(|error| ExternalError::Spawn {
             client: client.clone(),
             program: cmd.program.to_string_lossy().into_owned(),
-            source,
+            error,
         })?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -132,7 +132,7 @@ impl ExternalArm {
             return Err(ExternalError::Io {
                 client,
                 doing: "opening the adapter's pipes",
-                source: std::io::Error::other("a pipe was not created"),
+                error: std::io::Error::other("a pipe was not created"),
             });
         };
         let tail = Tail::default();
@@ -613,7 +613,7 @@ impl Supervisor {
             Ok(Err(e)) => Err(ExternalError::Io {
                 client: self.client.clone(),
                 doing: "waiting for the adapter to exit",
-                source: e,
+                error: e,
             }),
             Err(_) => {
                 let detail = format!(

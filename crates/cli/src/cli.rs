@@ -75,16 +75,8 @@ pub struct RunArgs {
     /// instead of refusing the trace.
     #[arg(long)]
     pub skip_bad_lines: bool,
-    /// Write the JSON report to PATH (`-` for stdout; the table then goes to stderr).
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<String>,
-    /// Write report.json, timeline.csv, timeline.svg, latency.svg and report.html into DIR
-    /// (created if missing) after a successful run.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<std::path::PathBuf>,
-    /// Print nothing but the requested output.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Run the scenario on its seed and the next N-1, one after another, and report each
     /// figure as median with min–max (`herd.seeds/v1`); with `--out`, seeds.json and seeds.md.
     #[arg(long, value_name = "N")]
@@ -132,20 +124,59 @@ pub struct SimArgs {
     pub run: RunArgs,
 }
 
+/// Where a command's report goes: the text on the terminal, `--json`, `--out DIR`. Every
+/// command that writes a report takes these three, and [`OutputArgs::write`] writes them
+/// the same way for all.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutputArgs {
+    /// Write the JSON report to PATH (`-` for stdout; the text then goes to stderr).
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<String>,
+    /// Write the report's files into DIR (created if missing) after a successful run:
+    /// report.json, timeline.csv, timeline.svg, latency.svg and report.html (`herd bench`,
+    /// `herd sim`); seeds.json and seeds.md (`--seeds`); tune.json, tune.html, the plots
+    /// and, with a recommendation, tuned.toml (`herd tune`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Print nothing but the requested output.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Upper limits on an arm's figures, the same five for `herd check` (on a report) and
+/// `herd tune` (on every seed of a point), read into one [`herd_tune::Limits`].
+#[derive(Args, Debug, Clone, Default)]
+pub struct LimitArgs {
+    /// Limit: hard-fail ratio (`hard_fail_ratio`): a ratio (`0.01`) or a percentage (`1%`).
+    #[arg(long, value_name = "RATIO")]
+    pub max_hard_fail: Option<String>,
+    /// Limit: load multiplier (`load_multiplier`, server requests / logical requests).
+    #[arg(long, value_name = "X", alias = "max-load-multiplier")]
+    pub max_load: Option<f64>,
+    /// Limit: 1 s peak multiplier (`peak_rps_multiplier`, the busiest 1 s at the server
+    /// against the offered rate).
+    #[arg(long, value_name = "X", alias = "max-peak-multiplier")]
+    pub max_peak: Option<f64>,
+    /// Limit: 100 ms burst multiplier (`burst_multiplier`).
+    #[arg(long, value_name = "X")]
+    pub max_burst: Option<f64>,
+    /// Limit: p99 latency (`latency_ms.p99`; `800ms`, `1.5s`, a bare number is milliseconds).
+    #[arg(long, value_name = "DURATION")]
+    pub max_p99: Option<String>,
+}
+
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("limits").required(true).multiple(true)))]
+#[command(group(
+    clap::ArgGroup::new("limits")
+        .required(true)
+        .multiple(true)
+        .args(["max_hard_fail", "max_load", "max_peak", "max_burst", "max_p99"])
+))]
 pub struct CheckArgs {
     /// A JSON report (`herd bench --json` or `--out`).
     pub report: String,
-    /// Largest allowed `load_multiplier` (server requests / logical requests).
-    #[arg(long, value_name = "X", group = "limits")]
-    pub max_load_multiplier: Option<f64>,
-    /// Largest allowed `peak_rps_multiplier` (busiest 1 s window, server / offered).
-    #[arg(long, value_name = "Y", group = "limits")]
-    pub max_peak_multiplier: Option<f64>,
-    /// Largest allowed `hard_fail_ratio`: a ratio (0.01) or a percentage (1%).
-    #[arg(long, value_name = "Z", group = "limits")]
-    pub max_hard_fail: Option<String>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Check only this arm (repeatable); the default is every arm.
     #[arg(long = "arm", value_name = "ID")]
     pub arms: Vec<String>,
@@ -385,32 +416,12 @@ pub struct TuneArgs {
     /// Most simulations before a large grid is searched by successive halving.
     #[arg(long, value_name = "N", default_value_t = 4000)]
     pub budget: u64,
-    /// Limit: hard-fail ratio (`0.005`) or percentage (`0.5%`), on every seed.
-    #[arg(long, value_name = "RATIO")]
-    pub max_hard_fail: Option<String>,
-    /// Limit: load multiplier.
-    #[arg(long, value_name = "X")]
-    pub max_load: Option<f64>,
-    /// Limit: 1 s peak multiplier.
-    #[arg(long, value_name = "X")]
-    pub max_peak: Option<f64>,
-    /// Limit: 100 ms burst multiplier.
-    #[arg(long, value_name = "X")]
-    pub max_burst: Option<f64>,
-    /// Limit: p99 latency (`800ms`, `1.5s`; a bare number is milliseconds).
-    #[arg(long, value_name = "DURATION")]
-    pub max_p99: Option<String>,
+    /// The limits a recommended point meets on every seed.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Threads (default: one per core). The output does not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Write tune.json to PATH (`-` for stdout; the summary then goes to stderr).
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<String>,
-    /// Write tune.json, tune.html, the plots and, with a recommendation, tuned.toml (the
-    /// scenario with the tuned arm alone, ready for `herd bench`) into DIR (created if missing).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<std::path::PathBuf>,
-    /// Print nothing but the requested output.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

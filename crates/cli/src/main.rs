@@ -8,6 +8,7 @@
 
 mod adapters;
 mod cli;
+mod client_counts;
 mod cmd;
 mod emit;
 mod engine;

@@ -4,7 +4,6 @@
 
 use crate::cli::RunArgs;
 use crate::fail::Fail;
-use crate::output::check_writable;
 use anyhow::anyhow;
 use herd_scenario::{load, trace, Scenario, Trace};
 use std::path::Path;
@@ -61,7 +60,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Fail> {
         })?;
     }
     if let Some(scan) = trace::resolve(&mut s).map_err(Fail::input)? {
-        if scan.skipped > 0 && !a.quiet {
+        if scan.skipped > 0 && !a.output.quiet {
             let lines: Vec<String> = scan.first_skipped.iter().map(u64::to_string).collect();
             let more = if scan.skipped as usize > lines.len() {
                 ", ..."
@@ -90,9 +89,6 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Fail> {
             }
         }
         s.arms.retain(|arm| a.arms.contains(&arm.id));
-    }
-    if let Some(p) = &a.json {
-        check_writable(p).map_err(Fail::input)?;
     }
     Ok(Prepared {
         scenario: s,

@@ -4,7 +4,6 @@
 
 use crate::cli::RunArgs;
 use crate::fail::Fail;
-use crate::output::write_out;
 use crate::stop::Signals;
 use herd_scenario::{ArmReport, Scenario};
 use herd_tune::{eval, SeedsReport};
@@ -25,9 +24,7 @@ pub fn run(
             "--seeds must be between 1 and 10000, got {n}"
         )));
     }
-    if let Some(path) = &run.json {
-        crate::output::check_writable(path).map_err(Fail::input)?;
-    }
+    run.output.check()?;
     let signals = Signals::install()?;
     let seeds = eval::seeds(s.seed, n as usize);
     let mut runs: Vec<Vec<ArmReport>> = Vec::new();
@@ -37,9 +34,8 @@ pub fn run(
         }
         let mut this = s.clone();
         this.seed = seed;
-        if !run.quiet {
-            eprintln!("seed {seed}: {} arm(s)", this.arms.len());
-        }
+        run.output
+            .note(format_args!("seed {seed}: {} arm(s)", this.arms.len()));
         match one(&this, &signals)? {
             Some(a) if !signals.stop().is_cancelled() => runs.push(a),
             _ => break,
@@ -53,20 +49,8 @@ pub fn run(
 
 fn emit(run: &RunArgs, report: &SeedsReport) -> Result<(), Fail> {
     let text = report.text();
-    let mut json = serde_json::to_vec_pretty(report).map_err(Fail::run)?;
-    json.push(b'\n');
-    match run.json.as_deref() {
-        Some(path) => {
-            write_out(path, &json).map_err(Fail::run)?;
-            match (path, run.quiet) {
-                (_, true) => {}
-                ("-", false) => eprint!("{text}"),
-                _ => print!("{text}"),
-            }
-        }
-        None => print!("{text}"),
-    }
-    if let Some(dir) = &run.out {
+    let json = run.output.write(&text, report)?;
+    if let Some(dir) = run.output.dir() {
         let json = String::from_utf8_lossy(&json).into_owned();
         herd_report::write_files(dir, &[("seeds.json", &json), ("seeds.md", &text)])
             .map_err(Fail::run)?;

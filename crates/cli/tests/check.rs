@@ -19,6 +19,10 @@ fn arm(id: &str, load: f64, peak: f64, hard_fail: f64) -> ArmReport {
         load_multiplier: load,
         peak_rps_multiplier: peak,
         burst_multiplier: peak * 2.0,
+        latency_ms: herd_scenario::report::Latency {
+            p99: 500.0 * load,
+            ..Default::default()
+        },
         ..ArmReport::default()
     }
 }
@@ -134,10 +138,63 @@ fn a_limit_is_required() {
     let p = report_file("none");
     let o = check(&p, &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--max-load-multiplier"),
+    assert!(stderr(&o).contains("--max-load"), "{}", stderr(&o));
+}
+
+/// `--max-burst` and `--max-p99`, the limits `herd tune` also takes, held and broken.
+#[test]
+fn burst_and_p99_broken_and_held() {
+    let p = report_file("burst-p99");
+    // calm: burst 2.0, p99 500 ms; undici: burst 3.2, p99 710 ms.
+    let o = check(&p, &["--max-burst", "3"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "arm undici: burst multiplier 3.20 > 3.00\n");
+    let o = check(&p, &["--max-burst", "3.2"]);
+    assert_eq!(o.status.code(), Some(0), "equal to the limit holds");
+    assert_eq!(
+        stdout(&o),
+        "ok: 2 arm(s) within limits (burst multiplier <= 3.20)\n"
+    );
+    for limit in ["700", "700ms", "0.7s"] {
+        let o = check(&p, &["--max-p99", limit]);
+        assert_eq!(o.status.code(), Some(1), "{limit}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "arm undici: p99 710ms > 700ms\n");
+    }
+    let o = check(&p, &["--max-p99", "711ms"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(
+        stdout(&o),
+        "ok: 2 arm(s) within limits (p99 <= 711ms)\n",
         "{}",
         stderr(&o)
+    );
+    let o = check(&p, &["--max-p99", "fast"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--max-p99"), "{}", stderr(&o));
+    let o = check(&p, &["--max-burst", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--max-burst"), "{}", stderr(&o));
+}
+
+/// The names `herd tune` uses and the older long names are the same flags.
+#[test]
+fn tune_names_and_old_names_agree() {
+    let p = report_file("names");
+    let new = check(&p, &["--max-load", "1.3", "--max-peak", "1.5"]);
+    let old = check(
+        &p,
+        &[
+            "--max-load-multiplier",
+            "1.3",
+            "--max-peak-multiplier",
+            "1.5",
+        ],
+    );
+    assert_eq!(new.status.code(), Some(1));
+    assert_eq!(stdout(&new), stdout(&old));
+    assert_eq!(
+        stdout(&new),
+        "arm undici: load multiplier 1.42 > 1.30\narm undici: peak multiplier 1.60 > 1.50\n"
     );
 }
 

@@ -50,6 +50,11 @@ fn a_program_runs_as_an_arm_with_its_options() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
+        !stdout(&o).contains("client counts") && !stdout(&o).contains("warning"),
+        "an honest adapter's counts draw no warning: {}",
+        stdout(&o)
+    );
+    assert!(
         stderr(&o).contains("herd: arm example-minimal: ")
             && stderr(&o).contains(r#"--options '{"delay_ms":100,"retries":2}'"#),
         "the command line is printed: {}",
@@ -74,6 +79,52 @@ fn a_program_runs_as_an_arm_with_its_options() {
     assert!(cmd[0].ends_with("python3"), "{cmd:?}");
     assert!(cmd.contains(&"--client") && cmd.contains(&"example-minimal"));
     assert_eq!(cmd.last(), Some(&r#"{"delay_ms":100,"retries":2}"#));
+}
+
+/// An adapter that always reports 1 attempt while its client retries: the report's
+/// `client_attempts` falls short of the server's count, and the text under the table names
+/// the arm with both numbers.
+#[test]
+fn an_adapter_that_undercounts_its_attempts_is_named_under_the_table() {
+    let dir = tempdir("cmd-undercount");
+    let liar = dir.join("liar.py");
+    let source = std::fs::read_to_string(minimal_py()).unwrap();
+    let lying = source.replace(r#""attempts": attempts}"#, r#""attempts": 1}"#);
+    assert_ne!(source, lying, "minimal.py reports `attempts`");
+    std::fs::write(&liar, lying).unwrap();
+    let toml = format!(
+        "{HEAD}[[arms]]\nid = \"example-minimal\"\nclient = {{ command = [\"python3\", {:?}] }}\noptions = {{ retries = 2, delay_ms = 50 }}\n",
+        liar.to_str().unwrap()
+    );
+    let file = dir.join("s.toml");
+    std::fs::write(&file, toml).unwrap();
+    let json = dir.join("r.json");
+    let o = herd(&[
+        "bench",
+        file.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let a = arm(&v, "example-minimal");
+    let (client, server) = (
+        a["client_attempts"].as_u64().unwrap(),
+        a["server_requests"].as_u64().unwrap(),
+    );
+    assert_eq!(client, 20, "one attempt reported per request: {a}");
+    assert!(server > 22, "the client retried: {a}");
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!("| example-minimal | {client} | {server} |")),
+        "both columns for the arm: {text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "warning: arm example-minimal: its client reported {client} attempt(s), herd's front received {server} request(s)"
+        )),
+        "{text}"
+    );
 }
 
 #[test]

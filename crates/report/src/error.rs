@@ -5,24 +5,32 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// A report could not be rendered or written.
-#[derive(Debug)]
+///
+/// No `source()`: each message already says its cause, and an error reporter that walks
+/// the chain (anyhow's `{:#}`) would say it twice. The causes stay reachable in the
+/// variants' fields.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReportError {
     /// A file or directory could not be created, written or renamed.
+    #[error("{}: {error}", .path.display())]
     Io {
         /// The path involved.
         path: PathBuf,
         /// What the OS said.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The output path exists and is not a directory.
+    #[error("{}: exists and is not a directory", .path.display())]
     NotADirectory {
         /// The path given.
         path: PathBuf,
     },
     /// The report could not be serialized.
+    #[error("cannot serialize the report: {0}")]
     Json(serde_json::Error),
     /// plotters failed to draw a plot.
+    #[error("cannot draw {plot}: {message}")]
     Plot {
         /// Which plot.
         plot: &'static str,
@@ -30,27 +38,9 @@ pub enum ReportError {
         message: String,
     },
     /// The inputs disagree (for example, fewer latency CDFs than arms).
+    #[error("inconsistent report inputs: {0}")]
     Mismatch(String),
 }
-
-impl fmt::Display for ReportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReportError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            ReportError::NotADirectory { path } => {
-                write!(f, "{}: exists and is not a directory", path.display())
-            }
-            ReportError::Json(e) => write!(f, "cannot serialize the report: {e}"),
-            ReportError::Plot { plot, message } => write!(f, "cannot draw {plot}: {message}"),
-            ReportError::Mismatch(m) => write!(f, "inconsistent report inputs: {m}"),
-        }
-    }
-}
-
-/// No `source()`: each message already says its cause, and an error reporter that walks
-/// the chain (anyhow's `{:#}`) would say it twice. The causes stay reachable in the
-/// variants' fields.
-impl std::error::Error for ReportError {}
 
 impl ReportError {
     /// A plotters error for `plot`.

@@ -28,9 +28,9 @@ pub fn check_dir(dir: &Path) -> Result<(), ReportError> {
             });
         }
         let probe = dir.join(format!(".herd-probe-{}", std::process::id()));
-        std::fs::write(&probe, b"").map_err(|source| ReportError::Io {
+        std::fs::write(&probe, b"").map_err(|error| ReportError::Io {
             path: dir.to_owned(),
-            source,
+            error,
         })?;
         let _ = std::fs::remove_file(&probe);
         return Ok(());
@@ -79,22 +79,22 @@ pub fn write_dir(dir: &Path, inputs: &Inputs<'_>) -> Result<(), ReportError> {
 /// file goes to a temp file first, and only when all are written are they renamed into
 /// place; on an error the temp files are removed.
 pub fn write_files(dir: &Path, files: &[(&str, &str)]) -> Result<(), ReportError> {
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+    std::fs::create_dir_all(dir).map_err(|error| ReportError::Io {
         path: dir.to_owned(),
-        source,
+        error,
     })?;
     let mut temps: Vec<PathBuf> = Vec::with_capacity(files.len());
     let result = (|| {
         for (name, body) in files {
             let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
             temps.push(tmp.clone());
-            std::fs::write(&tmp, body).map_err(|source| ReportError::Io { path: tmp, source })?;
+            std::fs::write(&tmp, body).map_err(|error| ReportError::Io { path: tmp, error })?;
         }
         for ((name, _), tmp) in files.iter().zip(&temps) {
             let target = dir.join(name);
-            std::fs::rename(tmp, &target).map_err(|source| ReportError::Io {
+            std::fs::rename(tmp, &target).map_err(|error| ReportError::Io {
                 path: target,
-                source,
+                error,
             })?;
         }
         Ok(())

@@ -16,7 +16,6 @@
 //! clamps to the same bound instead of refusing.
 //! (This is a time length; [`crate::span`] is about where a key sits in a TOML file.)
 
-use std::fmt;
 use std::time::Duration;
 
 /// The longest duration herd accepts anywhere: 365 days.
@@ -28,10 +27,11 @@ pub struct BoundedDuration(Duration);
 
 /// Why a number is not a [`BoundedDuration`]. The message says what is wrong with the
 /// value; the caller says whose value it is (`key \`stall_ms\``, `--rate`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DurationError {
     /// NaN or an infinity.
+    #[error("must be a finite number, got {}", show(*.value))]
     NotFinite {
         /// The value as written.
         value: f64,
@@ -39,6 +39,7 @@ pub enum DurationError {
         unit: &'static str,
     },
     /// Below zero.
+    #[error("must be 0 or more, got {}", show(*.value))]
     Negative {
         /// The value as written.
         value: f64,
@@ -46,6 +47,11 @@ pub enum DurationError {
         unit: &'static str,
     },
     /// Past [`MAX_DURATION`].
+    #[error(
+        "must be at most {} {unit} (365 days, the longest duration herd handles), got {} {unit}",
+        max_in(.unit),
+        show(*.value)
+    )]
     TooLong {
         /// The value as written.
         value: f64,
@@ -54,31 +60,13 @@ pub enum DurationError {
     },
 }
 
-impl fmt::Display for DurationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            DurationError::NotFinite { value, .. } => {
-                write!(f, "must be a finite number, got {}", show(value))
-            }
-            DurationError::Negative { value, .. } => {
-                write!(f, "must be 0 or more, got {}", show(value))
-            }
-            DurationError::TooLong { value, unit } => {
-                let max = match unit {
-                    "ms" => MAX_DURATION.as_millis().to_string(),
-                    _ => MAX_DURATION.as_secs().to_string(),
-                };
-                write!(
-                    f,
-                    "must be at most {max} {unit} (365 days, the longest duration herd handles), got {} {unit}",
-                    show(value)
-                )
-            }
-        }
+/// [`MAX_DURATION`] in `unit` (`ms` or `s`).
+fn max_in(unit: &str) -> String {
+    match unit {
+        "ms" => MAX_DURATION.as_millis().to_string(),
+        _ => MAX_DURATION.as_secs().to_string(),
     }
 }
-
-impl std::error::Error for DurationError {}
 
 /// A number as a message shows it: `1e300` rather than 301 digits, `0.25` as `0.25`.
 pub fn show(x: f64) -> String {

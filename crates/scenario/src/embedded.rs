@@ -66,9 +66,9 @@ pub struct Loaded {
 pub fn load(spec: &str) -> Result<Loaded, ScenarioError> {
     let path = Path::new(spec);
     if path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
             path: spec.to_owned(),
-            source,
+            error,
         })?;
         let scenario = parse(&text, spec)?;
         return Ok(Loaded {
@@ -87,12 +87,12 @@ pub fn load(spec: &str) -> Result<Loaded, ScenarioError> {
         });
     }
     if spec.contains('/') || spec.ends_with(".toml") || path.exists() {
-        let source = std::fs::read_to_string(path)
+        let error = std::fs::read_to_string(path)
             .err()
             .unwrap_or_else(|| std::io::Error::other("not a regular file"));
         return Err(ScenarioError::Io {
             path: spec.to_owned(),
-            source,
+            error,
         });
     }
     Err(ScenarioError::NotFound {

@@ -412,21 +412,15 @@ impl Arm {
 }
 
 /// An offered load whose length (requests / rate) would pass [`crate::MAX_DURATION`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "{:.3e} s; herd offers at most 365 days of load ({} s)",
+    .secs,
+    crate::MAX_DURATION.as_secs()
+)]
 pub struct OfferedTooLong {
     /// requests / rate, seconds (may be infinite).
     pub secs: f64,
-}
-
-impl std::fmt::Display for OfferedTooLong {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{:.3e} s; herd offers at most 365 days of load ({} s)",
-            self.secs,
-            crate::MAX_DURATION.as_secs()
-        )
-    }
 }
 
 impl Load {

@@ -77,9 +77,9 @@ pub struct TraceReader<R> {
 impl TraceReader<BufReader<File>> {
     /// Opens `trace`'s file.
     pub fn open(trace: &Trace) -> Result<Self, ScenarioError> {
-        let f = File::open(&trace.path).map_err(|source| ScenarioError::Io {
+        let f = File::open(&trace.path).map_err(|error| ScenarioError::Io {
             path: trace.path.display().to_string(),
-            source,
+            error,
         })?;
         Ok(TraceReader::new(
             BufReader::new(f),
@@ -116,9 +116,9 @@ impl<R: BufRead> TraceReader<R> {
             let n = self
                 .input
                 .read_line(&mut self.buf)
-                .map_err(|source| ScenarioError::Io {
+                .map_err(|error| ScenarioError::Io {
                     path: self.origin.clone(),
-                    source,
+                    error,
                 })?;
             if n == 0 {
                 if self.columns.is_none() {

@@ -50,16 +50,9 @@ impl Default for Options {
 pub struct AdminToken(String);
 
 /// A token that cannot be sent in an `Authorization` header.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a token is one or more visible ASCII characters (no spaces)")]
 pub struct BadToken;
-
-impl fmt::Display for BadToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a token is one or more visible ASCII characters (no spaces)")
-    }
-}
-
-impl std::error::Error for BadToken {}
 
 impl AdminToken {
     /// Checks that `token` can travel in a header.

@@ -4,7 +4,7 @@
 //
 //	func build(cfg Config, warmup bool) (*Client, error) {
 //		// cfg.URL, cfg.Method, cfg.Pool, cfg.TimeoutMs, cfg.Int("key", def), ...
-//		// warmup: the throwaway warm-up client (use zero backoff)
+//		// warmup: the throwaway warm-up client (use the smallest delay that still retries)
 //		return &Client{
 //			Policy: "what is set up, as set up",
 //			Do: func(ctx context.Context, c *Call) (Result, error) {

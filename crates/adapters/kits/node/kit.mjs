@@ -5,7 +5,7 @@
 //
 //   function build(cfg, { warmup }) {
 //     // cfg: { client, url, target (URL), method, pool, timeoutMs, options (validated) }
-//     // warmup: true for the throwaway warm-up client (use zero backoff there)
+//     // warmup: true for the throwaway warm-up client (use the smallest delay that still retries there)
 //     const agent = new Agent({ connections: cfg.pool });
 //     return {
 //       policy: 'my-lib 1.2.3: retries 3, …',          // the handshake's policy text
@@ -47,7 +47,8 @@
 //   `my-client: option retries must be a non-negative integer, got "2"`.
 //
 // packageVersion(name): the installed version of a package as the adapter's main script
-//   resolves it, for the policy text.
+//   resolves it, for the policy text; for an ESM package that does not export its
+//   package.json (got, ky), found by walking up from its resolved entry point.
 //
 // Answers: call's result may be a number (the final status), or { status, attempts, ok,
 //   error }; ok defaults to a 2xx status; attempts defaults to the counter if anything was
@@ -66,7 +67,9 @@ import http from 'node:http';
 import readline from 'node:readline';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const PROTOCOL = 1;
 export const REQUEST_ID_HEADER = 'x-herd-request';
@@ -89,7 +92,27 @@ export function packageVersion(name, from = process.argv[1]) {
   try {
     return require(`${name}/package.json`).version;
   } catch {
-    return 'unknown';
+    // An ESM package whose `exports` leave out ./package.json (got, ky): resolve its entry
+    // point and walk up to the package.json that names it.
+  }
+  let entry;
+  try {
+    entry = fileURLToPath(import.meta.resolve(name));
+  } catch {
+    try {
+      entry = require.resolve(name);
+    } catch {
+      return 'unknown';
+    }
+  }
+  for (let dir = path.dirname(entry); ; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+      if (pkg.name === name && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // no package.json here, or not JSON: keep walking up
+    }
+    if (path.basename(dir) === 'node_modules' || path.dirname(dir) === dir) return 'unknown';
   }
 }
 

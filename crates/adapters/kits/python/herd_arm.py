@@ -11,7 +11,7 @@ that builds the client. A whole adapter::
 
     def build(cfg, warmup):
         # cfg.url, cfg.method, cfg.pool, cfg.timeout_ms, cfg.options (validated), cfg.client
-        # warmup: True for the throwaway warm-up client (use zero backoff there)
+        # warmup: True for the throwaway warm-up client (use the smallest delay that still retries there)
         session = requests.Session()
 
         def call(req):                      # one logical request, run on a worker thread
@@ -44,8 +44,9 @@ that builds the client. A whole adapter::
 ``build(cfg, warmup) -> Client``
     Called twice: first with ``warmup=True`` and ``cfg.url`` pointing at the kit's own
     loopback server (answers 200, 503 and TCP resets in turn), then with ``warmup=False``
-    and herd's URL. Build the library exactly as for the run, but with zero backoff when
-    ``warmup`` is true, so the warm-up exercises the retry paths without waiting.
+    and herd's URL. Build the library exactly as for the run, but with the smallest delay
+    that still retries when ``warmup`` is true (a library such as got reads a delay of 0 as
+    "do not retry"), so the warm-up exercises the retry paths without waiting.
 
 ``Client(policy, call, close=None)``
     ``policy``: the handshake's policy text (library versions, configuration as set up, pool,

@@ -5,8 +5,7 @@
 
 use crate::adapters;
 use crate::cli::BenchArgs;
-use crate::emit::left_out;
-use crate::emit::{check_out, emit};
+use crate::emit::{emit, left_out};
 use crate::engine::{assemble, reports, runtime};
 use crate::fail::Fail;
 use crate::prepare::prepare;
@@ -26,8 +25,8 @@ use std::time::Instant;
 pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let p = prepare(&a.run)?;
     let mut s = p.scenario;
-    let quiet = a.run.quiet;
-    check_out(&a.run)?;
+    let quiet = a.run.output.quiet;
+    a.run.output.check()?;
     if let Some(n) = a.backlog {
         if n == 0 {
             return Err(Fail::input(anyhow!("--backlog must be at least 1")));
@@ -122,7 +121,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     report.steal_ms = steal
         .taken()
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    emit(&a.run, &report, &s, &p.text, &recorders)?;
+    emit(&a.run.output, &report, &s, &p.text, &recorders)?;
     let mut dropped = false;
     for (i, r) in runs.iter().enumerate() {
         let Some(r) = r else { continue };

@@ -2,6 +2,11 @@
 //! already wrote and compares each arm with the limits given, so the check is cheap,
 //! deterministic and independent of the machine that measured.
 //!
+//! The limits are `herd tune`'s ([`Limits`], with the same flags), and an arm is judged by
+//! the same code as a tuned point on one seed ([`Limits::broken`] over [`Figure::of`]), so
+//! the configuration tune recommends under `--max-load 1.3` passes `herd check --max-load
+//! 1.3` on a report of the same scenario.
+//!
 //! Exit codes follow the rest of herd: 0 every checked arm is within its limits, 1 at least
 //! one limit is broken (one line per violation on stdout, `arm undici: load multiplier
 //! 1.42 > 1.30`), 2 the input is wrong (no such file, not JSON, not a `herd.report/v1`
@@ -9,25 +14,13 @@
 
 use crate::cli::CheckArgs;
 use crate::fail::Fail;
-use crate::flags::ratio;
 use anyhow::{anyhow, Context};
 use herd_scenario::report::SCHEMA;
 use herd_scenario::{ArmReport, Report};
-
-/// One limit on one field of an arm's report.
-struct Limit {
-    /// How a violation names the field.
-    name: &'static str,
-    /// The largest value allowed.
-    max: f64,
-    /// Reads the field.
-    value: fn(&ArmReport) -> f64,
-    /// Formats a value of the field.
-    show: fn(f64, usize) -> String,
-}
+use herd_tune::{eval, Figure, Limits};
 
 pub fn run(a: CheckArgs) -> Result<(), Fail> {
-    let limits = limits(&a)?;
+    let limits = crate::flags::limits(&a.limits)?;
     let report = read(&a.report)?;
     if let Some(note) = &report.stop {
         // Still checked (a limit broken in the first seconds is broken), but not silently.
@@ -54,30 +47,21 @@ pub fn run(a: CheckArgs) -> Result<(), Fail> {
         .collect();
     let mut broken = 0;
     for arm in &arms {
-        for l in &limits {
-            let v = (l.value)(arm);
-            if v > l.max {
-                let p = precision(v, l.max, l.show);
-                println!(
-                    "arm {}: {} {} > {}",
-                    arm.id,
-                    l.name,
-                    (l.show)(v, p),
-                    (l.show)(l.max, p)
-                );
-                broken += 1;
-            }
+        for (f, max, v) in breaks(&limits, arm) {
+            let p = precision(f, v, max);
+            println!(
+                "arm {}: {} {} > {}",
+                arm.id,
+                name(f),
+                show(f, v, p),
+                show(f, max, p)
+            );
+            broken += 1;
         }
     }
-    let what: Vec<String> = limits
-        .iter()
-        .map(|l| {
-            format!(
-                "{} <= {}",
-                l.name,
-                (l.show)(l.max, precision(l.max, l.max, l.show))
-            )
-        })
+    let what: Vec<String> = in_order(&limits)
+        .into_iter()
+        .map(|(f, max)| format!("{} <= {}", name(f), show(f, max, precision(f, max, max))))
         .collect();
     if broken > 0 {
         return Err(Fail::run(anyhow!(
@@ -95,44 +79,20 @@ pub fn run(a: CheckArgs) -> Result<(), Fail> {
     Ok(())
 }
 
-/// The limits given on the command line, validated.
-fn limits(a: &CheckArgs) -> Result<Vec<Limit>, Fail> {
-    let mut out = Vec::new();
-    if let Some(x) = a.max_load_multiplier {
-        out.push(Limit {
-            name: "load multiplier",
-            max: non_negative("--max-load-multiplier", x)?,
-            value: |arm| arm.load_multiplier,
-            show: multiplier,
-        });
-    }
-    if let Some(y) = a.max_peak_multiplier {
-        out.push(Limit {
-            name: "peak multiplier",
-            max: non_negative("--max-peak-multiplier", y)?,
-            value: |arm| arm.peak_rps_multiplier,
-            show: multiplier,
-        });
-    }
-    if let Some(z) = &a.max_hard_fail {
-        out.push(Limit {
-            name: "hard-fail",
-            max: ratio(z)?,
-            value: |arm| arm.hard_fail_ratio,
-            show: percent,
-        });
-    }
-    Ok(out)
+/// The set limits in the order of the table ([`Figure::ALL`]), the order of the lines.
+fn in_order(limits: &Limits) -> Vec<(Figure, f64)> {
+    let mut each = limits.each();
+    each.sort_by_key(|(f, _)| Figure::ALL.iter().position(|g| g == f));
+    each
 }
 
-fn non_negative(flag: &str, x: f64) -> Result<f64, Fail> {
-    if x.is_finite() && x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(Fail::input(anyhow!(
-            "{flag} must be a number of at least 0, got {x}"
-        )))
-    }
+/// The limits `arm` breaks, as `(figure, limit, value)`: the arm's report is one sample,
+/// judged as `herd tune` judges a point's seeds.
+fn breaks(limits: &Limits, arm: &ArmReport) -> Vec<(Figure, f64, f64)> {
+    let figures = eval::figures(&[Figure::ALL.map(|f| f.of(arm))]);
+    let mut broken = limits.broken(&figures);
+    broken.sort_by_key(|(f, _, _)| Figure::ALL.iter().position(|g| g == f));
+    broken
 }
 
 /// Reads and checks a report file; every problem is bad input.
@@ -161,18 +121,33 @@ fn read(path: &str) -> Result<Report, Fail> {
         .map_err(Fail::input)
 }
 
-/// The fewest decimals (2 to 6) at which `v` and `max` print differently, so that a
-/// violation never reads `1.30 > 1.30`.
-fn precision(v: f64, max: f64, show: fn(f64, usize) -> String) -> usize {
-    (2..=6).find(|&p| show(v, p) != show(max, p)).unwrap_or(2)
+/// How a violation names a figure.
+fn name(f: Figure) -> &'static str {
+    match f {
+        Figure::Load => "load multiplier",
+        Figure::Peak => "peak multiplier",
+        Figure::Burst => "burst multiplier",
+        Figure::HardFail => "hard-fail",
+        Figure::P99 => "p99",
+    }
 }
 
-fn multiplier(x: f64, p: usize) -> String {
-    format!("{x:.p$}")
+/// A value of `f` at `p` decimals.
+fn show(f: Figure, x: f64, p: usize) -> String {
+    match f {
+        Figure::Load | Figure::Peak | Figure::Burst => format!("{x:.p$}"),
+        Figure::HardFail => format!("{:.p$}%", x * 100.0),
+        Figure::P99 => format!("{x:.p$}ms"),
+    }
 }
 
-fn percent(x: f64, p: usize) -> String {
-    format!("{:.p$}%", x * 100.0)
+/// The fewest decimals (from 2, or 0 for milliseconds, to 6) at which `v` and `max` print
+/// differently, so that a violation never reads `1.30 > 1.30`.
+fn precision(f: Figure, v: f64, max: f64) -> usize {
+    let least = if f == Figure::P99 { 0 } else { 2 };
+    (least..=6)
+        .find(|&p| show(f, v, p) != show(f, max, p))
+        .unwrap_or(least)
 }
 
 #[cfg(test)]
@@ -181,8 +156,14 @@ mod tests {
 
     #[test]
     fn precision_separates_close_values() {
-        assert_eq!(multiplier(1.42, precision(1.42, 1.3, multiplier)), "1.42");
-        assert_eq!(precision(1.3012, 1.3, multiplier), 3);
-        assert_eq!(percent(0.0196, 2), "1.96%");
+        let load = Figure::Load;
+        assert_eq!(show(load, 1.42, precision(load, 1.42, 1.3)), "1.42");
+        assert_eq!(precision(load, 1.3012, 1.3), 3);
+        assert_eq!(show(Figure::HardFail, 0.0196, 2), "1.96%");
+        assert_eq!(
+            show(Figure::P99, 812.0, precision(Figure::P99, 812.0, 800.0)),
+            "812ms"
+        );
+        assert_eq!(precision(Figure::P99, 800.4, 800.0), 1);
     }
 }

@@ -7,7 +7,7 @@
 //! simulating on their threads, are left out and end with the process.
 
 use crate::cli::SimArgs;
-use crate::emit::{check_out, emit};
+use crate::emit::emit;
 use crate::engine::{assemble, reports};
 use crate::fail::Fail;
 use crate::prepare::prepare;
@@ -20,14 +20,14 @@ use std::time::Instant;
 pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
     let p = prepare(&a.run)?;
     let s = p.scenario;
-    check_out(&a.run)?;
+    a.run.output.check()?;
     if let Some(arm) = s.arms.iter().find(|a| !a.client.is_replica()) {
         return Err(Fail::input(anyhow::anyhow!(
             "arm {} runs a real client, which only `herd bench` can drive; the simulator runs herd's own policies (pick replica arms with --arm)",
             arm.id
         )));
     }
-    if let (Some(t), false) = (&s.upstream.target, a.run.quiet) {
+    if let (Some(t), false) = (&s.upstream.target, a.run.output.quiet) {
         eprintln!(
             "note: the simulator does not reach target {}: it simulates the scenario's model upstream \
              (service_time, workers, queue_limit) with the same faults; `herd bench` forwards to it",
@@ -39,7 +39,7 @@ pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
             Ok(reports(one, &herd_sim::run_arms(one, &signals.sim_stop())))
         });
     }
-    let quiet = a.run.quiet;
+    let quiet = a.run.output.quiet;
     let signals = Signals::install()?;
     if !quiet {
         eprintln!(
@@ -60,7 +60,7 @@ pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
         )));
     }
     let (report, recorders) = assemble("sim", &s, &runs, signals.caught());
-    emit(&a.run, &report, &s, &p.text, &recorders)?;
+    emit(&a.run.output, &report, &s, &p.text, &recorders)?;
     if !quiet {
         let events: u64 = runs.iter().flatten().map(|r| r.events).sum();
         let logical = s.load.requests * recorders.len() as u64;

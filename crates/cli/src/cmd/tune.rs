@@ -4,11 +4,9 @@
 
 use crate::cli::TuneArgs;
 use crate::fail::Fail;
-use crate::flags::ratio;
-use crate::output::write_out;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use herd_scenario::load;
-use herd_tune::{eval, search, Limits, Space, Tuned, Vary};
+use herd_tune::{eval, search, Space, Tuned, Vary};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -54,7 +52,7 @@ pub fn run(a: TuneArgs) -> Result<(), Fail> {
             a.seeds
         )));
     }
-    let limits = limits(&a)?;
+    let limits = crate::flags::limits(&a.limits)?;
     let space = Space::new(&loaded.text, &loaded.origin, varies, arms).map_err(Fail::input)?;
     if space.len() > 1_000_000 {
         return Err(Fail::input(anyhow!(
@@ -62,31 +60,25 @@ pub fn run(a: TuneArgs) -> Result<(), Fail> {
             space.len()
         )));
     }
-    if let Some(path) = &a.json {
-        crate::output::check_writable(path).map_err(Fail::input)?;
-    }
-    if let Some(dir) = &a.out {
-        herd_report::check_dir(dir)
-            .with_context(|| format!("--out {}", dir.display()))
-            .map_err(Fail::input)?;
-    }
+    a.output.check()?;
     let seeds = eval::seeds(loaded.scenario.seed, a.seeds as usize);
     let budget = usize::try_from(a.budget).unwrap_or(usize::MAX);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))
         .build()
         .map_err(Fail::run)?;
-    let bar = progress(a.quiet, space.len() * seeds.len() * space.arms.len().max(1));
-    if !a.quiet {
-        eprintln!(
-            "herd tune {}: {} point(s) × {} seed(s) × {} arm(s) in the simulator, {} thread(s)",
-            loaded.scenario.name,
-            space.len(),
-            seeds.len(),
-            space.arms.len(),
-            pool.current_num_threads()
-        );
-    }
+    let bar = progress(
+        a.output.quiet,
+        space.len() * seeds.len() * space.arms.len().max(1),
+    );
+    a.output.note(format_args!(
+        "herd tune {}: {} point(s) × {} seed(s) × {} arm(s) in the simulator, {} thread(s)",
+        loaded.scenario.name,
+        space.len(),
+        seeds.len(),
+        space.arms.len(),
+        pool.current_num_threads()
+    ));
     let started = Instant::now();
     let tick = || bar.inc(1);
     let searched = pool
@@ -96,57 +88,17 @@ pub fn run(a: TuneArgs) -> Result<(), Fail> {
     let tuned =
         Tuned::new(&loaded.scenario.name, &space, &seeds, &limits, &searched).map_err(Fail::run)?;
     emit(&a, &tuned)?;
-    if !a.quiet {
-        eprintln!(
-            "{} simulation(s) in {:.2}s{}",
-            searched.runs,
-            started.elapsed().as_secs_f64(),
-            if searched.halving {
-                " (successive halving: the grid was larger than --budget)"
-            } else {
-                ""
-            }
-        );
-    }
+    a.output.note(format_args!(
+        "{} simulation(s) in {:.2}s{}",
+        searched.runs,
+        started.elapsed().as_secs_f64(),
+        if searched.halving {
+            " (successive halving: the grid was larger than --budget)"
+        } else {
+            ""
+        }
+    ));
     Ok(())
-}
-
-fn limits(a: &TuneArgs) -> Result<Limits, Fail> {
-    let positive = |flag: &str, x: Option<f64>| match x {
-        Some(v) if !(v.is_finite() && v > 0.0) => Err(Fail::input(anyhow!(
-            "{flag} must be a positive number, got {v}"
-        ))),
-        _ => Ok(x),
-    };
-    Ok(Limits {
-        hard_fail: a.max_hard_fail.as_deref().map(ratio).transpose()?,
-        load: positive("--max-load", a.max_load)?,
-        peak: positive("--max-peak", a.max_peak)?,
-        burst: positive("--max-burst", a.max_burst)?,
-        p99_ms: a.max_p99.as_deref().map(millis).transpose()?,
-    })
-}
-
-/// `800ms`, `1.5s` or `800` (ms), as milliseconds.
-fn millis(s: &str) -> Result<f64, Fail> {
-    let t = s.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1000.0)
-    } else {
-        (t, 1.0)
-    };
-    num.trim()
-        .parse::<f64>()
-        .ok()
-        .map(|x| x * scale)
-        .filter(|x| x.is_finite() && *x > 0.0)
-        .ok_or_else(|| {
-            Fail::input(anyhow!(
-                "--max-p99 must be a positive duration (800ms, 1.5s, or milliseconds), got `{s}`"
-            ))
-        })
 }
 
 fn progress(quiet: bool, total: usize) -> ProgressBar {
@@ -163,36 +115,23 @@ fn progress(quiet: bool, total: usize) -> ProgressBar {
 }
 
 fn emit(a: &TuneArgs, tuned: &Tuned) -> Result<(), Fail> {
-    let text = tuned.text();
-    match a.json.as_deref() {
-        Some(path) => {
-            let mut json = serde_json::to_vec_pretty(&tuned.report).map_err(Fail::run)?;
-            json.push(b'\n');
-            write_out(path, &json).map_err(Fail::run)?;
-            match (path, a.quiet) {
-                (_, true) => {}
-                ("-", false) => eprint!("{text}"),
-                _ => print!("{text}"),
-            }
-        }
-        None if a.quiet => {}
-        None => print!("{text}"),
-    }
-    if let Some(dir) = &a.out {
+    a.output.write(&tuned.text(), &tuned.report)?;
+    if let Some(dir) = a.output.dir() {
         let files = tuned.files().map_err(|e| Fail::run(anyhow!(e)))?;
         let refs: Vec<(&str, &str)> = files
             .iter()
             .map(|(n, c)| (n.as_str(), c.as_str()))
             .collect();
         herd_report::write_files(dir, &refs).map_err(Fail::run)?;
-        if !a.quiet {
-            eprintln!("tune report written to {}", dir.join("tune.html").display());
-            if tuned.recommended_scenario.is_some() {
-                eprintln!(
-                    "the recommended scenario written to {} (`herd bench` runs it)",
-                    dir.join("tuned.toml").display()
-                );
-            }
+        a.output.note(format_args!(
+            "tune report written to {}",
+            dir.join("tune.html").display()
+        ));
+        if tuned.recommended_scenario.is_some() {
+            a.output.note(format_args!(
+                "the recommended scenario written to {} (`herd bench` runs it)",
+                dir.join("tuned.toml").display()
+            ));
         }
     }
     Ok(())

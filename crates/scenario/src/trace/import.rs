@@ -113,25 +113,16 @@ pub struct Imported {
     pub folded: u64,
 }
 
-/// Why an import stopped.
-#[derive(Debug)]
+/// Why an import stopped. No `source()`: each message already says its cause.
+#[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The log: unreadable, or a bad line (with file and line).
+    #[error("{0}")]
     Input(ScenarioError),
     /// Writing the trace failed.
+    #[error("writing the trace: {0}")]
     Output(io::Error),
 }
-
-impl std::fmt::Display for ImportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ImportError::Input(e) => e.fmt(f),
-            ImportError::Output(e) => write!(f, "writing the trace: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ImportError {}
 
 /// One request as a log line says it.
 pub struct Entry {
@@ -149,9 +140,9 @@ pub struct Entry {
 
 /// Opens a log, gunzipping it if it starts with gzip's magic bytes.
 pub fn open(path: &Path) -> Result<Box<dyn BufRead>, ScenarioError> {
-    let io = |source| ScenarioError::Io {
+    let io = |error| ScenarioError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     };
     let mut r = BufReader::new(File::open(path).map_err(io)?);
     let gz = r.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
@@ -195,10 +186,10 @@ pub fn import<R: BufRead, W: Write>(
     let mut grouper = spread::Grouper::new(opts.spread);
     let mut buf = Vec::new();
     let mut line_no = 0u64;
-    let unreadable = |source| {
+    let unreadable = |error| {
         ImportError::Input(ScenarioError::Io {
             path: origin.clone(),
-            source,
+            error,
         })
     };
     while let Some(whole) = read_line(&mut input, &mut buf).map_err(unreadable)? {
