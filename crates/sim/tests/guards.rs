@@ -144,3 +144,33 @@ breaker = { profile = "resilience4j" }"#,
     let b = herd_sim::simulate(&s, 1).report(&s, 1);
     assert_eq!(a, b);
 }
+
+/// Under the brownout, unthrottled hedging multiplies the server's load, while A6's token
+/// bucket and Finagle's budget hold it: Finagle's backups within `max_extra_load` of the
+/// requests plus 10/s for every 10 s window begun (its budget's reserve).
+#[test]
+fn in_a_brownout_only_a_throttle_or_a_budget_bounds_hedging() {
+    let s = herd_scenario::load("brownout").expect("embedded").scenario;
+    let arm = |id: &str| {
+        let i = s.arms.iter().position(|a| a.id == id).expect("arm");
+        herd_sim::simulate(&s, i).report(&s, i)
+    };
+    let (none, open, a6, finagle) = (
+        arm("no-hedge"),
+        arm("grpc-unthrottled"),
+        arm("grpc-throttled"),
+        arm("finagle-budgeted"),
+    );
+    assert!(open.load_multiplier >= 1.8, "{}", open.load_multiplier);
+    assert!(a6.load_multiplier <= 1.2, "{}", a6.load_multiplier);
+    assert!(a6.hedging.unwrap().refused > 0);
+    let secs = s.offered_duration().as_secs_f64();
+    let bound = 0.05 * finagle.logical_requests as f64 + 100.0 * (secs / 10.0).ceil();
+    let sent = finagle.hedging.unwrap().sent;
+    assert!((sent as f64) <= bound, "{sent} > {bound}");
+    assert_eq!(
+        finagle.server_requests,
+        none.server_requests + sent,
+        "no retries: every extra request is a backup"
+    );
+}
