@@ -28,6 +28,8 @@ const RUNS: &[(&str, &str, &[&str])] = &[
         &["--trace", "crates/scenario/scenarios/traces/incident.csv"],
     ),
     ("peers", "peers", &[]),
+    ("brownout", "brownout", &[]),
+    ("breakers", "breakers", &[]),
 ];
 
 fn bless() -> bool {
@@ -199,6 +201,12 @@ fn title(key: &str) -> &'static str {
         "consumer_timeouts" => "consumer timeouts",
         "abandoned" => "abandoned",
         "server_requests" => "server requests",
+        "hedging.sent" => "hedges",
+        "hedging.won" => "hedges won",
+        "hedging.wasted" => "wasted",
+        "breaker.rejected" => "rejected",
+        "breaker.open_ms" => "open",
+        "breaker.probes" => "probes",
         other => panic!("no title for README column {other}"),
     }
 }
@@ -218,6 +226,9 @@ fn cell(arm: &Value, key: &str) -> String {
         "peak_rps_multiplier" => format!("{:.2}x", v.as_f64().unwrap()),
         "burst_multiplier" => format!("{:.1}x", v.as_f64().unwrap()),
         k if k.starts_with("latency_ms.") => format!("{:.1} ms", v.as_f64().unwrap()),
+        // An arm without a hedge or a breaker has no such figure.
+        _ if v.is_null() => "—".into(),
+        "breaker.open_ms" => format!("{:.0} s", v.as_f64().unwrap() / 1000.0),
         _ => v.as_u64().map_or_else(|| v.to_string(), |n| n.to_string()),
     }
 }

@@ -45,6 +45,14 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "polyglot",
         toml: include_str!("../scenarios/polyglot.toml"),
     },
+    Embedded {
+        name: "brownout",
+        toml: include_str!("../scenarios/brownout.toml"),
+    },
+    Embedded {
+        name: "breakers",
+        toml: include_str!("../scenarios/breakers.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

@@ -14,6 +14,7 @@ pub mod embedded;
 pub mod error;
 pub mod fault;
 pub mod first_retry;
+mod guard_spec;
 pub mod model;
 pub mod parse;
 pub mod policy_spec;
@@ -46,7 +47,8 @@ pub use policy_spec::PolicySpec;
 pub use rate_limit::RateLimit;
 pub use record::{ConsumerTally, LogicalRecord, Recorder};
 pub use report::{
-    ArmReport, LagSummary, Latency, Report, StatusClasses, StopNote, TargetErrors, TargetInfo,
+    ArmReport, BreakerReport, HedgingReport, LagSummary, Latency, Report, StatusClasses, StopNote,
+    TargetErrors, TargetInfo,
 };
 pub use seeds::{ArmSeed, Seeds};
 pub use target::{Target, TargetUrl};

@@ -9,6 +9,8 @@ use crate::clients::ExternalClient;
 use crate::duration::BoundedDuration;
 use crate::rate_limit::RateLimit;
 use crate::target::Target;
+use herd_retry::breaker::BreakerConfig;
+use herd_retry::hedge::HedgePolicy;
 use herd_retry::{ConsumerRules, Method, Strategy};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -320,6 +322,12 @@ pub struct Arm {
     /// adapter gets it as `--options '<JSON>'` and refuses (exit 2, before its handshake)
     /// a key it does not know or a value of the wrong type. `None`: no `--options`.
     pub options: Option<String>,
+    /// `hedge = { profile = ..., ... }`: speculative duplicates of each retry attempt,
+    /// by a hedging replica's rules (see [`herd_retry::hedge`]). Replica arms only.
+    pub hedge: Option<HedgePolicy>,
+    /// `breaker = { profile = ..., ... }`: a circuit breaker every attempt (hedges
+    /// included) asks first (see [`herd_retry::breaker`]). Replica arms only.
+    pub breaker: Option<BreakerConfig>,
 }
 
 /// Who sends an arm's requests.
@@ -408,6 +416,11 @@ impl Arm {
             ArmClient::Replica(s) => Some(*s),
             _ => None,
         }
+    }
+
+    /// Whether the arm hedges or has a breaker (the simulator's guarded client runs it).
+    pub fn is_guarded(&self) -> bool {
+        self.hedge.is_some() || self.breaker.is_some()
     }
 }
 

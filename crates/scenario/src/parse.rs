@@ -9,7 +9,7 @@ use crate::model::*;
 use crate::policy_spec::PolicySpec;
 use crate::raw::*;
 use crate::span::{keys, render, Seg, Spans};
-use crate::strategy_spec;
+use crate::{guard_spec, strategy_spec};
 use herd_retry::{Method, Strategy};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -195,6 +195,17 @@ impl Check<'_> {
             arm.consumers = self.arm_rules(i, consumers.as_ref(), over)?;
             if arms.iter().any(|x| x.id == arm.id) {
                 return Err(self.err(&arm_key(i, "id"), format!("duplicate arm id `{}`", arm.id)));
+            }
+            if consumers.is_some() && arm.is_guarded() {
+                let key = if arm.hedge.is_some() {
+                    "hedge"
+                } else {
+                    "breaker"
+                };
+                return Err(self.err(
+                    &arm_key(i, key),
+                    "hedging and breakers do not run under [consumers] yet (drop [consumers], or this key)",
+                ));
             }
             if consumers.is_some() && !arm.client.is_replica() {
                 return Err(self.err(
@@ -526,6 +537,16 @@ impl Check<'_> {
             Some(x) => strategy_spec::deadline(x).map_err(knob)?,
             None => defaults.deadline,
         };
+        let hedge = a
+            .hedge
+            .as_ref()
+            .map(guard_spec::hedge)
+            .transpose()
+            .map_err(knob)?;
+        let breaker = (a.breaker.as_ref())
+            .map(guard_spec::breaker)
+            .transpose()
+            .map_err(knob)?;
         Ok(Arm {
             id: a.id,
             client: ArmClient::Replica(Strategy {
@@ -535,6 +556,8 @@ impl Check<'_> {
             }),
             consumers: None,
             options: None,
+            hedge,
+            breaker,
         })
     }
 
@@ -629,6 +652,8 @@ impl Check<'_> {
             ("budget", a.budget.is_some()),
             ("retry_after", a.retry_after.is_some()),
             ("deadline_ms", a.deadline_ms.is_some()),
+            ("hedge", a.hedge.is_some()),
+            ("breaker", a.breaker.is_some()),
         ];
         if let Some((knob, _)) = knobs.iter().find(|(_, set)| *set) {
             return Err(self.err(
@@ -646,6 +671,8 @@ impl Check<'_> {
             client: kind,
             consumers: None,
             options,
+            hedge: None,
+            breaker: None,
         })
     }
 }

@@ -282,6 +282,39 @@ pub(crate) struct RawArm {
     pub retry_after: Option<RawRetryAfter>,
     pub deadline_ms: Option<f64>,
     pub consumers: Option<RawArmConsumers>,
+    pub hedge: Option<RawHedge>,
+    pub breaker: Option<RawBreaker>,
+}
+
+/// `hedge = { profile = "...", ... }`: a hedging replica and the settings it overrides.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawHedge {
+    pub profile: String,
+    pub delay_ms: Option<f64>,
+    pub max_attempts: Option<i64>,
+    pub max_extra_load: Option<f64>,
+    pub percentile: Option<f64>,
+    pub min_data_points: Option<i64>,
+    pub cancel_losers: Option<bool>,
+    pub throttle: Option<bool>,
+    pub max_tokens: Option<f64>,
+    pub token_ratio: Option<f64>,
+}
+
+/// `breaker = { profile = "...", ... }`: a breaker replica and the settings it overrides.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBreaker {
+    pub profile: String,
+    pub failures: Option<i64>,
+    pub ratio: Option<f64>,
+    pub min_calls: Option<i64>,
+    pub window: Option<i64>,
+    pub window_ms: Option<f64>,
+    pub open_ms: Option<f64>,
+    pub half_open_calls: Option<i64>,
+    pub successes: Option<i64>,
 }
 
 /// `client = "node-undici"` or `client = { command = [...], cwd = "..." }`. Deserialized by

@@ -186,6 +186,8 @@ impl Recorder {
             target_status: None,
             target_errors: None,
             target_latency_ms: None,
+            hedging: None,
+            breaker: None,
             timeline,
         }
     }

@@ -58,6 +58,37 @@ pub struct Report {
     pub arms: Vec<ArmReport>,
 }
 
+/// An arm's hedging. Every hedge sent is a server request, whatever became of it, so
+/// `sent` is the load hedging added; `won` is how often it paid for itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HedgingReport {
+    /// Hedges (attempts beyond the first of a hedged request) put on the wire.
+    pub sent: u64,
+    /// Hedged requests whose successful answer came from a hedge.
+    pub won: u64,
+    /// Answers that came after their request was done and were discarded: work the
+    /// server did for nothing (cancelled attempts the server had already answered aside).
+    pub wasted: u64,
+    /// Attempts cancelled when another answered (the server may have served them anyway).
+    pub cancelled: u64,
+    /// Hedges that were due but that the throttle or budget refused.
+    pub refused: u64,
+}
+
+/// An arm's circuit breaker. A rejected call is a client-side fast failure: it is in
+/// neither `server_requests` nor `client_attempts`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakerReport {
+    /// Calls the breaker turned away.
+    pub rejected: u64,
+    /// Times it opened.
+    pub opened: u64,
+    /// Time spent open, ms (each open period counted in full when it begins).
+    pub open_ms: u64,
+    /// Calls let through while half-open (each one a server request).
+    pub probes: u64,
+}
+
 /// The target of a proxy run (see [`crate::target`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
@@ -242,6 +273,12 @@ pub struct ArmReport {
     /// head, over the answered requests, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_latency_ms: Option<Latency>,
+    /// Arms with `hedge` only: what the hedging did (see [`HedgingReport`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hedging: Option<HedgingReport>,
+    /// Arms with `breaker` only: what the breaker did (see [`BreakerReport`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaker: Option<BreakerReport>,
     /// 100 ms buckets.
     pub timeline: Vec<TimelineRow>,
 }

@@ -67,9 +67,9 @@ fn knob<T, U>(
     value.map_or(Ok(default), |x| read(&["budget", name], x))
 }
 
-/// The budget constructor's refusal, as the knob a scenario writes (`ttl_ms`, not `ttl`)
-/// and the rule in the scenario's units.
-fn refused(e: BudgetError) -> KnobError {
+/// A budget constructor's refusal, as the knob a scenario writes under `table` (`ttl_ms`,
+/// not `ttl`) and the rule in the scenario's units.
+pub(crate) fn refused(table: &'static str, e: BudgetError) -> KnobError {
     let (knob, message) = match e {
         BudgetError::Ttl(_) => (
             "ttl_ms",
@@ -92,7 +92,7 @@ fn refused(e: BudgetError) -> KnobError {
         other => ("kind", other.to_string()),
     };
     KnobError {
-        path: vec!["budget", knob],
+        path: vec![table, knob],
         message,
     }
 }
@@ -104,7 +104,7 @@ fn percent(p: &RawPercent) -> R<PercentConfig> {
         knob("min_per_sec", p.min_per_sec, d.min_per_sec(), uint)?,
         p.percent.unwrap_or(d.percent()),
     )
-    .map_err(refused)
+    .map_err(|e| refused("budget", e))
 }
 
 fn token_bucket(t: &RawTokenBucket) -> R<TokenBucketConfig> {
@@ -113,7 +113,7 @@ fn token_bucket(t: &RawTokenBucket) -> R<TokenBucketConfig> {
         t.max_tokens.unwrap_or(d.max_tokens()),
         t.token_ratio.unwrap_or(d.token_ratio()),
     )
-    .map_err(refused)
+    .map_err(|e| refused("budget", e))
 }
 
 fn quota(q: &RawQuota) -> R<QuotaConfig> {
@@ -134,13 +134,15 @@ fn quota(q: &RawQuota) -> R<QuotaConfig> {
 fn ratio(r: &RawRatio) -> R<RatioConfig> {
     let d = RatioConfig::default();
     let ratio = r.ratio.unwrap_or(d.ratio());
-    RatioConfig::new(ratio, knob("window_ms", r.window_ms, d.window(), ms)?).map_err(refused)
+    RatioConfig::new(ratio, knob("window_ms", r.window_ms, d.window(), ms)?)
+        .map_err(|e| refused("budget", e))
 }
 
 fn adaptive(a: &RawAdaptive) -> R<AdaptiveConfig> {
     let d = AdaptiveConfig::default();
     let k = a.k.unwrap_or(d.k());
-    AdaptiveConfig::new(k, knob("window_ms", a.window_ms, d.window(), ms)?).map_err(refused)
+    AdaptiveConfig::new(k, knob("window_ms", a.window_ms, d.window(), ms)?)
+        .map_err(|e| refused("budget", e))
 }
 
 /// `retry_after = { min_ms, max_ms, above_max = "wait" | "give-up" }` on top of the

@@ -98,22 +98,46 @@ const fn col(title: &'static str, key: &'static str, align: Align) -> Column {
     Column { title, key, align }
 }
 
+/// The columns every results table has, then those only some arms fill, by name.
+macro_rules! columns {
+    ($($extra:ident),*) => {
+        &[
+            col("arm", "arm", Align::Left),
+            col("p50", "p50_ms", Align::Right),
+            col("p99", "p99_ms", Align::Right),
+            col("p999", "p999_ms", Align::Right),
+            col("hard-fail", "hard_fail_ratio", Align::Right),
+            col(
+                "server RPS multiplier (peak 1 s)",
+                "peak_rps_multiplier",
+                Align::Right,
+            ),
+            col("load multiplier", "load_multiplier", Align::Right),
+            col("burst (100 ms)", "burst_multiplier", Align::Right),
+            col("shed", "shed", Align::Right),
+            $(columns!(@ $extra)),*
+        ]
+    };
+    (@ hedges) => { col("hedges", "hedges_sent", Align::Right) };
+    (@ won) => { col("hedges won", "hedges_won", Align::Right) };
+    (@ wasted) => { col("hedges wasted", "hedges_wasted", Align::Right) };
+    (@ rejected) => { col("breaker rejected", "breaker_rejected", Align::Right) };
+    (@ open) => { col("breaker open", "breaker_open_ms", Align::Right) };
+    (@ probes) => { col("probes", "breaker_probes", Align::Right) };
+}
+
 /// The columns every results table has.
-pub const COLUMNS: &[Column] = &[
-    col("arm", "arm", Align::Left),
-    col("p50", "p50_ms", Align::Right),
-    col("p99", "p99_ms", Align::Right),
-    col("p999", "p999_ms", Align::Right),
-    col("hard-fail", "hard_fail_ratio", Align::Right),
-    col(
-        "server RPS multiplier (peak 1 s)",
-        "peak_rps_multiplier",
-        Align::Right,
-    ),
-    col("load multiplier", "load_multiplier", Align::Right),
-    col("burst (100 ms)", "burst_multiplier", Align::Right),
-    col("shed", "shed", Align::Right),
-];
+pub const COLUMNS: &[Column] = columns!();
+
+/// [`COLUMNS`] and the hedging columns: a table in which some arm hedges. Only then: a
+/// run without hedging keeps the table it always had.
+pub const HEDGE_COLUMNS: &[Column] = columns!(hedges, won, wasted);
+
+/// [`COLUMNS`] and the breaker columns: a table in which some arm has a breaker.
+pub const BREAKER_COLUMNS: &[Column] = columns!(rejected, open, probes);
+
+/// [`COLUMNS`], the hedging and the breaker columns.
+pub const GUARD_COLUMNS: &[Column] = columns!(hedges, won, wasted, rejected, open, probes);
 
 /// The columns of a proxy run's second table: per arm, what reached herd's front, what it
 /// forwarded to the target and how the target answered.
@@ -171,12 +195,14 @@ impl Table {
 
     /// The table of `r`.
     pub fn of(r: &Report) -> Table {
+        let hedging = r.arms.iter().any(|a| a.hedging.is_some());
+        let breaker = r.arms.iter().any(|a| a.breaker.is_some());
         let rows = r
             .arms
             .iter()
             .map(|a| {
                 let server = |c: Cell| if r.direct.is_some() { Cell::Absent } else { c };
-                vec![
+                let mut row = vec![
                     Cell::Text(a.id.clone()),
                     Cell::Ms(a.latency_ms.p50),
                     Cell::Ms(a.latency_ms.p99),
@@ -186,7 +212,21 @@ impl Table {
                     server(Cell::Times(a.load_multiplier, 2)),
                     server(Cell::Times(a.burst_multiplier, 1)),
                     server(Cell::Count(a.shed)),
-                ]
+                ];
+                let or_absent = |x: Option<u64>| x.map_or(Cell::Absent, Cell::Count);
+                if hedging {
+                    let h = a.hedging;
+                    row.push(or_absent(h.map(|h| h.sent)));
+                    row.push(or_absent(h.map(|h| h.won)));
+                    row.push(or_absent(h.map(|h| h.wasted)));
+                }
+                if breaker {
+                    let b = a.breaker;
+                    row.push(or_absent(b.map(|b| b.rejected)));
+                    row.push(b.map_or(Cell::Absent, |b| Cell::Ms(b.open_ms as f64)));
+                    row.push(or_absent(b.map(|b| b.probes)));
+                }
+                row
             })
             .collect();
         let policies = r
@@ -195,7 +235,12 @@ impl Table {
             .map(|a| (a.id.clone(), a.policy.clone()))
             .collect();
         Table {
-            columns: COLUMNS,
+            columns: match (hedging, breaker) {
+                (false, false) => COLUMNS,
+                (true, false) => HEDGE_COLUMNS,
+                (false, true) => BREAKER_COLUMNS,
+                (true, true) => GUARD_COLUMNS,
+            },
             rows,
             policies,
             notes: notes(r),

@@ -35,6 +35,8 @@ pub(crate) enum Event {
     },
     /// The attempt timeout fires.
     Timeout(AttemptId),
+    /// A hedged round's timer fires (the guarded client's: the request's slot and round).
+    Hedge(AttemptId),
     /// Timers written down are looked at again (see `crate::deferred`).
     Sweep(Swept),
 }

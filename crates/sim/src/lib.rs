@@ -51,6 +51,7 @@ mod deferred;
 pub mod engine;
 mod event;
 mod fates;
+mod guarded;
 pub mod lane;
 pub mod network;
 pub mod queue;
@@ -60,5 +61,6 @@ mod upstream;
 
 pub use engine::{run_arms, run_many, Stop};
 pub use fates::{upstream_fates, Arrival, Fated, Reply};
+pub use guarded::{GuardOutcome, GuardTally};
 pub use run::{simulate, SimRun};
 pub use schedule::{LaneId, Schedule};

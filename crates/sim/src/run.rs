@@ -9,13 +9,15 @@ use crate::client::{Client, Wiring, NO_OWNER};
 use crate::consumers;
 use crate::deferred::Deferred;
 use crate::event::{Event, Swept};
+use crate::guarded::{GuardOutcome, Guarded, Setup};
 use crate::lane;
 use crate::network;
 use crate::schedule::{nanos, Schedule};
 use crate::upstream::Server;
 use herd_retry::Retrier;
 use herd_scenario::{
-    ArmReport, ArmSeed, Demand, Recorder, Scenario, ScenarioError, ServerCounts, Unit,
+    ArmReport, ArmSeed, BreakerReport, Demand, HedgingReport, Recorder, Scenario, ScenarioError,
+    ServerCounts, Unit,
 };
 use std::time::Duration;
 
@@ -31,6 +33,8 @@ pub struct SimRun {
     pub end: Duration,
     /// Why the arrivals ended early, if they did (a trace that could not be read).
     pub error: Option<ScenarioError>,
+    /// What the hedger and the breaker did, for an arm with either.
+    pub guard: Option<GuardOutcome>,
 }
 
 impl SimRun {
@@ -38,8 +42,23 @@ impl SimRun {
     pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
         let arm = &scenario.arms[index];
         let policy = arm.strategy().map(|s| s.to_string()).unwrap_or_default();
-        self.recorder
-            .finish(&arm.id, &policy, &self.counts, scenario)
+        let mut report = (self.recorder).finish(&arm.id, &policy, &self.counts, scenario);
+        if let Some(g) = &self.guard {
+            report.hedging = g.hedge.map(|h| HedgingReport {
+                sent: g.tally.hedges_sent,
+                won: h.hedges_won,
+                wasted: h.wasted + g.tally.stale_answers,
+                cancelled: h.cancelled,
+                refused: h.refused,
+            });
+            report.breaker = g.breaker.map(|b| BreakerReport {
+                rejected: b.rejected,
+                opened: b.opened,
+                open_ms: b.open_ns / 1_000_000,
+                probes: b.probes,
+            });
+        }
+        report
     }
 }
 
@@ -129,6 +148,10 @@ struct Arm<'a> {
     s: Schedule<Event>,
     server: Server<'a>,
     client: Client,
+    /// The client of an arm with `hedge` or `breaker`, which then takes every client
+    /// event (`client` stays idle); `None` for every other arm, whose events cost one
+    /// untaken branch more.
+    guarded: Option<Box<Guarded>>,
     consumers: Option<consumers::Driver>,
     arm_seed: ArmSeed,
 }
@@ -175,6 +198,23 @@ impl<'a> Arm<'a> {
             },
         );
         let arm_seed = scenario.arm_seed(index);
+        let guarded = arm.is_guarded().then(|| {
+            Box::new(Guarded::new(
+                Retrier::new(arm.strategy().expect("checked above")),
+                arm.hedge,
+                arm.breaker,
+                Setup {
+                    method: scenario.load.method,
+                    slots: scenario.client.pool_max_connections,
+                    timeout: scenario.client.attempt_timeout,
+                    hints: retry_after,
+                    up,
+                    one_way: nanos(one_way),
+                    // No logical request has this index: a stream of its own.
+                    breaker_rng: arm_seed.request(u64::MAX),
+                },
+            ))
+        });
         let mut consumers = match (&scenario.consumers, arm.consumers) {
             (Some(c), Some(rules)) => Some(consumers::Driver::new(
                 &mut s,
@@ -192,6 +232,7 @@ impl<'a> Arm<'a> {
             s,
             server,
             client,
+            guarded,
             consumers,
             arm_seed,
         }
@@ -203,7 +244,12 @@ impl<'a> Arm<'a> {
             Some(c) => c.arrive(&mut self.s, &mut self.client, unit.consumer),
             None => {
                 let rng = self.arm_seed.request(i as u64);
-                self.client.begin(&mut self.s, rng, NO_OWNER, unit.method);
+                match &mut self.guarded {
+                    None => {
+                        self.client.begin(&mut self.s, rng, NO_OWNER, unit.method);
+                    }
+                    Some(g) => g.begin(&mut self.s, rng, unit.method),
+                }
             }
         }
     }
@@ -213,6 +259,21 @@ impl<'a> Arm<'a> {
     /// the upstream's events or a sweep, two of the three events of nearly every unit.
     fn handle(&mut self, ev: Event) -> bool {
         let s = &mut self.s;
+        if let Some(g) = &mut self.guarded {
+            match ev {
+                Event::Retry(id) => g.retry(s, id),
+                Event::Hedge(id) => g.hedge_timer(s, id),
+                Event::AtServer(a) => self.server.arrive(s, a),
+                Event::ServerDone { attempt, what } => {
+                    let attempt = g.seen_by_upstream(attempt);
+                    self.server.finish(s, attempt, what);
+                }
+                Event::AtClient { attempt, answer } => g.answered(s, attempt, answer),
+                Event::Timeout(id) => g.timed_out(s, id),
+                Event::Consumer(_) | Event::Sweep(_) => {}
+            }
+            return false;
+        }
         match ev {
             Event::Retry(id) => self.client.retry(s, id),
             Event::AtServer(a) => {
@@ -226,6 +287,7 @@ impl<'a> Arm<'a> {
             }
             Event::AtClient { attempt, answer } => self.client.answered(s, attempt, answer),
             Event::Timeout(id) => self.client.timed_out(s, id),
+            Event::Hedge(_) => {}
             Event::Consumer(timer) => {
                 if let Some(c) = &mut self.consumers {
                     c.fire(s, &mut self.client, timer);
@@ -253,9 +315,13 @@ impl<'a> Arm<'a> {
     }
 
     fn into_run(self, error: Option<ScenarioError>) -> SimRun {
-        let recorder = match self.consumers {
-            Some(c) => c.into_recorder(&self.client),
-            None => self.client.into_recorder(),
+        let (recorder, guard) = match (self.consumers, self.guarded) {
+            (_, Some(g)) => {
+                let (r, o) = g.finish();
+                (r, Some(o))
+            }
+            (Some(c), None) => (c.into_recorder(&self.client), None),
+            (None, None) => (self.client.into_recorder(), None),
         };
         SimRun {
             recorder,
@@ -263,6 +329,7 @@ impl<'a> Arm<'a> {
             events: self.s.events(),
             end: Duration::from_nanos(self.s.now()),
             error,
+            guard,
         }
     }
 }

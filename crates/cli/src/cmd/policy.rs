@@ -1,9 +1,12 @@
 //! `herd policy`: the delay before each retry, assuming every attempt fails retryably with
-//! no Retry-After, sampled over many request histories (min / p50 / max per retry).
+//! no Retry-After, sampled over many request histories (min / p50 / max per retry). Given a
+//! hedging or breaker replica instead, its defaults and where they were read.
 
 use crate::cli::PolicyArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
+use herd_retry::breaker::{BreakerConfig, BreakerProfile};
+use herd_retry::hedge::{HedgePolicy, HedgeProfile};
 use herd_retry::{Decision, Method, Outcome, Policy, RetryState};
 use herd_scenario::PolicySpec;
 use rand::SeedableRng;
@@ -27,7 +30,77 @@ struct Out {
     retries: Vec<Row>,
 }
 
+/// A hedging or breaker replica: its defaults in words and its sources.
+#[derive(Serialize)]
+struct Guard {
+    kind: &'static str,
+    profile: String,
+    defaults: String,
+    source: &'static str,
+}
+
+fn hedge_source(p: HedgeProfile) -> &'static str {
+    match p {
+        HedgeProfile::GrpcHedging => "grpc/proposal A6-client-retries.md (hedgingPolicy, retryThrottling); grpc-java RetriableStream",
+        HedgeProfile::PollyHedging => "Polly v8 src/Polly.Core/Hedging/HedgingConstants.cs, docs/strategies/hedging.md",
+        HedgeProfile::FinagleBackup => "finagle-core client/BackupRequestFilter.scala, util/WindowedPercentileHistogram.scala; finagle-http MethodBuilder.scala",
+        HedgeProfile::TowerHedge => "tower 0.5 tower/src/hedge/, tower/tests/hedge/main.rs",
+        _ => "herd-retry's hedge module",
+    }
+}
+
+fn breaker_source(p: BreakerProfile) -> &'static str {
+    match p {
+        BreakerProfile::Resilience4j => "resilience4j 2.x CircuitBreakerConfig.java, internal/CircuitBreakerStateMachine.java",
+        BreakerProfile::PollyBreaker => "Polly v8 src/Polly.Core/CircuitBreaker/CircuitBreakerConstants.cs, Controller/CircuitStateController.cs",
+        BreakerProfile::Hystrix => "Hystrix 1.5 HystrixCommandProperties, HystrixCircuitBreaker.java",
+        BreakerProfile::Gobreaker => "sony/gobreaker v2.4.0 v2/gobreaker.go",
+        BreakerProfile::Pybreaker => "pybreaker 1.4.1 src/pybreaker/__init__.py",
+        BreakerProfile::Failsafe => "failsafe-rs 1.3.0 src/config.rs, src/failure_policy.rs, src/state_machine.rs, src/backoff.rs",
+        BreakerProfile::Opossum => "opossum 10.0.0 lib/circuit.js, lib/status.js",
+        BreakerProfile::Cockatiel => "cockatiel 4.0.0 src/CircuitBreakerPolicy.ts, src/breaker/ConsecutiveBreaker.ts (README's example)",
+        BreakerProfile::GoResiliency => "eapache/go-resiliency v1.7.0 breaker/breaker.go, New(5, 1, time.Second)",
+        _ => "herd-retry's breaker module",
+    }
+}
+
+/// The replica `name` names, if it is a hedging or breaker profile.
+fn guard(name: &str) -> Option<Guard> {
+    if let Ok(p) = name.parse::<HedgeProfile>() {
+        return Some(Guard {
+            kind: "hedging",
+            profile: p.to_string(),
+            defaults: HedgePolicy::new(p).to_string(),
+            source: hedge_source(p),
+        });
+    }
+    name.parse::<BreakerProfile>().ok().map(|p| Guard {
+        kind: "breaker",
+        profile: p.to_string(),
+        defaults: BreakerConfig::new(p).to_string(),
+        source: breaker_source(p),
+    })
+}
+
 pub fn run(a: PolicyArgs) -> Result<(), Fail> {
+    if let Some(g) = guard(&a.profile) {
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&g).map_err(Fail::run)?);
+        } else {
+            println!("{} replica `{}`: {}", g.kind, g.profile, g.defaults);
+            println!("source: {}", g.source);
+            println!(
+                "(an arm takes it as `{} = {{ profile = \"{}\" }}`, with overrides)",
+                if g.kind == "hedging" {
+                    "hedge"
+                } else {
+                    "breaker"
+                },
+                g.profile
+            );
+        }
+        return Ok(());
+    }
     let policy = build(&a)?;
     if a.samples == 0 {
         return Err(Fail::input(anyhow!("--samples must be at least 1")));
