@@ -36,6 +36,10 @@ pub enum Command {
     /// Search the simulator for the arm configuration that meets your limits (`--vary` the
     /// arm's keys), or sweep a scenario key for every arm (`--vary upstream.…`).
     Tune(TuneArgs),
+    /// Probe a service (`--target`, or herd's own upstream) with a short stepped no-retry
+    /// run and fit the `[upstream]` model that reproduces it: writes calibrated.toml and the
+    /// fit report (fit.md, fit.json, fit.svg) into --out.
+    Calibrate(CalibrateArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout.
     Completions(CompletionsArgs),
     /// Print herd's man page (roff) to stdout.
@@ -427,4 +431,35 @@ pub struct TuneArgs {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// A scenario file, or the name of an embedded scenario; its target (or `--target`) is
+    /// probed, and its `[upstream]` model replaced by the fitted one in calibrated.toml.
+    pub scenario: String,
+    /// The service to probe (`http://HOST:PORT`), instead of the scenario's target.
+    /// Without either, herd's own upstream (the scenario's model) is probed.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<herd_scenario::TargetUrl>,
+    /// The offered rates of the steps, req/s, comma-separated (`50,100,200,300`).
+    #[arg(long, value_name = "R,R,...", conflicts_with = "max_rate")]
+    pub rates: Option<String>,
+    /// The highest rate to offer: steps from 7% to 100% of it. Without it or --rates, the
+    /// limit is discovered by doubling the rate from 50 req/s until the service turns
+    /// requests away or falls behind, and the steps go from 10% to 150% of it.
+    #[arg(long, value_name = "R")]
+    pub max_rate: Option<f64>,
+    /// Seconds per step (fewer when --max-requests would be exceeded).
+    #[arg(long, value_name = "S", default_value_t = 2.0)]
+    pub step_secs: f64,
+    /// Most requests the whole probe sends.
+    #[arg(long, value_name = "N", default_value_t = 8000)]
+    pub max_requests: u64,
+    /// Where calibrated.toml, fit.md, fit.json and fit.svg go (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: std::path::PathBuf,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
 }

@@ -32,6 +32,15 @@ pub fn apply(u: &mut Upstream, url: Option<TargetUrl>, settle_ms: Option<f64>) -
             }
         }
     }
+    // A calibrated model describes the target itself: on a socket the target answers for
+    // itself, so the front must not put a second copy of its limits in front of it.
+    if let Some(t) = &u.target {
+        if t.calibrated.is_some() {
+            u.workers = 0;
+            u.queue_limit = 0;
+            u.rate_limit = None;
+        }
+    }
     if let Some(ms) = settle_ms {
         let Some(t) = &mut u.target else {
             return Err(Fail::input(anyhow!(

@@ -137,6 +137,7 @@ pub(crate) struct RawUpstream {
     pub connect_timeout_ms: Option<f64>,
     pub answer_timeout_ms: Option<f64>,
     pub settle_ms: Option<f64>,
+    pub calibrated: Option<String>,
 }
 
 impl Default for RawUpstream {
@@ -158,6 +159,7 @@ impl Default for RawUpstream {
             connect_timeout_ms: None,
             answer_timeout_ms: None,
             settle_ms: None,
+            calibrated: None,
         }
     }
 }

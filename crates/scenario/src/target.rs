@@ -181,6 +181,12 @@ pub struct Target {
     /// Sent as the `x-herd-arm` header on every forwarded request, so the service's logs
     /// can tell arms apart; `herd bench` sets it to the arm's id. Not a scenario key.
     pub arm: Option<String>,
+    /// `calibrated = "..."`: the scenario's model (`service_time`, `workers`,
+    /// `queue_limit`, `shed`, `rate_limit`) was fitted to this target by `herd calibrate`,
+    /// and the text says when and from what. The model then describes the target, for the
+    /// simulator and `herd tune`; on a socket the target answers for itself and the front
+    /// leaves the model out. `None`: the model is not the target's.
+    pub calibrated: Option<String>,
 }
 
 impl Target {
@@ -192,6 +198,7 @@ impl Target {
             answer_timeout: DEFAULT_ANSWER_TIMEOUT,
             settle: DEFAULT_SETTLE,
             arm: None,
+            calibrated: None,
         }
     }
 }

@@ -15,8 +15,10 @@
 //! - [`search`]: grid or successive halving, the front, the recommendation;
 //! - [`spread`]: figures over seeds as median and min–max;
 //! - [`seeds`]: `herd sim|bench --seeds N`, one scenario over several seeds;
+//! - [`calibrate`]: the model of a real service fitted to a probe of it (`herd calibrate`);
 //! - [`output`] and [`plot`]: `tune.json`, the summary, the SVG and HTML.
 
+pub mod calibrate;
 pub mod error;
 pub mod eval;
 pub mod output;

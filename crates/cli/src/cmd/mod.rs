@@ -4,6 +4,7 @@
 //! beside this module, in the crate's root.
 
 mod bench;
+mod calibrate;
 mod check;
 mod docs;
 mod policy;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Fail> {
         Command::Check(a) => check::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Tune(a) => tune::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
         Command::Completions(a) => docs::completions(a),
         Command::Man => docs::man(),
     };

@@ -17,6 +17,7 @@ impl Check<'_> {
                 ("connect_timeout_ms", u.connect_timeout_ms.is_some()),
                 ("answer_timeout_ms", u.answer_timeout_ms.is_some()),
                 ("settle_ms", u.settle_ms.is_some()),
+                ("calibrated", u.calibrated.is_some()),
             ] {
                 if set {
                     return Err(self.err(&k(key), format!("`{key}` applies only with `target`")));
@@ -36,6 +37,15 @@ impl Check<'_> {
         }
         if let Some(ms) = u.settle_ms {
             t.settle = self.ms(&k("settle_ms"), self.non_neg(&k("settle_ms"), ms)?)?;
+        }
+        if let Some(c) = &u.calibrated {
+            if c.trim().is_empty() {
+                return Err(self.err(
+                    &k("calibrated"),
+                    "`calibrated` says how the model was fitted (`herd calibrate` writes it); it cannot be empty",
+                ));
+            }
+            t.calibrated = Some(c.clone());
         }
         Ok(Some(t))
     }

@@ -1,0 +1,458 @@
+//! The fit: candidate models simulated on the probe's steps, the one with the least error
+//! kept.
+//!
+//! Two families are tried, because a service turns away excess in one of two ways:
+//!
+//! - **a rate limiter** (nginx `limit_req`, a gateway): rejections start when the offered
+//!   rate passes the limit and latency does not rise, since a rejected request waits for
+//!   nothing. In steady state a token bucket of rate `r` rejects `(offered − r) /
+//!   offered`, so each overloaded step estimates `r` as its accepted rate less the burst
+//!   it let through at the start; the grid then tries rates around the estimate and a
+//!   few bursts.
+//! - **capacity** (workers, a queue, shedding): the service time comes from the lowest
+//!   step's latency less the round trip, the workers from the throughput ceiling times
+//!   the service time, and the queue from how far the saturated p99 rises over the
+//!   service time (`(queue / workers + 1)` service times at the back of a full queue).
+//!
+//! Every candidate is simulated on every step (same rate, same number of requests, no
+//! retries) and scored by the squared differences of rejection ratio and throughput
+//! (as fractions of the offered rate) plus a lighter term for the logarithm of the p50
+//! and p99 ratios; the least score wins. The grid is small (a few hundred simulations
+//! of a few thousand requests), so a fit takes seconds.
+
+use herd_scenario::{RateLimit, Scenario, ServiceTime, Shed};
+use serde::Serialize;
+
+/// One step's figures, measured or simulated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct StepFigures {
+    /// Successful requests per second over the step.
+    pub throughput_rps: f64,
+    /// Median latency, ms.
+    pub p50_ms: f64,
+    /// 99th percentile latency, ms.
+    pub p99_ms: f64,
+    /// Failed requests / requests (no retries: every failure is one rejection).
+    pub reject_ratio: f64,
+}
+
+/// One measured step of the probe.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    /// Offered rate, requests per second (constant arrivals).
+    pub offered_rps: f64,
+    /// Requests sent.
+    pub requests: u64,
+    /// What was measured.
+    pub measured: StepFigures,
+    /// Rejections answered with a 4xx status (429 and the like).
+    pub rejected_4xx: u64,
+    /// Rejections answered with a 5xx status (503 and the like).
+    pub rejected_5xx: u64,
+    /// Requests that got no answer (reset, timeout).
+    pub no_answer: u64,
+}
+
+impl Step {
+    /// The step's length, seconds.
+    pub fn secs(&self) -> f64 {
+        self.requests as f64 / self.offered_rps
+    }
+}
+
+/// The probe: the scenario the steps ran (one no-retry arm, constant arrivals) and what
+/// each step measured.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// The probe's scenario: its single arm never retries; `load.rate` and
+    /// `load.requests` are set per step.
+    pub scenario: Scenario,
+    /// The steps, in the order they ran.
+    pub steps: Vec<Step>,
+}
+
+/// A model of the service: the `[upstream]` keys calibration sets.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Model {
+    /// `workers` (0: unlimited).
+    pub workers: usize,
+    /// `service_time`.
+    #[serde(serialize_with = "service_text")]
+    pub service_time: ServiceTime,
+    /// `queue_limit`.
+    pub queue_limit: usize,
+    /// `shed`: true for 503, false for reset.
+    pub shed_503: bool,
+    /// `[upstream.rate_limit]`: rate (requests per second), burst, status; `nodelay`.
+    pub rate_limit: Option<(f64, u64, u16)>,
+}
+
+fn service_text<S: serde::Serializer>(s: &ServiceTime, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(&service_toml(s))
+}
+
+/// The TOML inline table of a service time.
+pub fn service_toml(s: &ServiceTime) -> String {
+    match *s {
+        ServiceTime::Constant { ms } => format!("{{ dist = \"constant\", ms = {} }}", r3(ms)),
+        ServiceTime::Exponential { mean_ms } => {
+            format!("{{ dist = \"exponential\", mean_ms = {} }}", r3(mean_ms))
+        }
+        ServiceTime::Lognormal { median_ms, p99_ms } => format!(
+            "{{ dist = \"lognormal\", median_ms = {}, p99_ms = {} }}",
+            r3(median_ms),
+            r3(p99_ms)
+        ),
+    }
+}
+
+/// Rounded to 3 decimals (what the TOML and the tables show).
+pub fn r3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+impl Model {
+    /// `s`'s upstream with this model in place of its own, faults and target left out.
+    pub fn apply(&self, s: &mut Scenario) {
+        let u = &mut s.upstream;
+        u.workers = self.workers;
+        u.queue_limit = self.queue_limit;
+        u.service_time = self.service_time;
+        u.shed = if self.shed_503 {
+            Shed::Status503
+        } else {
+            Shed::Reset
+        };
+        u.rate_limit = self.rate_limit.map(|(rate, burst, status)| RateLimit {
+            burst,
+            status,
+            ..RateLimit::nodelay_per_second(rate)
+        });
+        u.target = None;
+    }
+
+    /// The `[upstream]` keys of this model, as TOML lines (without the table header).
+    pub fn toml_keys(&self) -> Vec<(String, String)> {
+        let mut k = vec![
+            ("service_time".to_owned(), service_toml(&self.service_time)),
+            ("workers".to_owned(), self.workers.to_string()),
+            ("queue_limit".to_owned(), self.queue_limit.to_string()),
+            (
+                "shed".to_owned(),
+                if self.shed_503 {
+                    "\"503\""
+                } else {
+                    "\"reset\""
+                }
+                .to_owned(),
+            ),
+        ];
+        if let Some((rate, burst, status)) = self.rate_limit {
+            k.push((
+                "rate_limit".to_owned(),
+                format!(
+                    "{{ rate = {}, burst = {burst}, nodelay = true, status = {status} }}",
+                    r3(rate)
+                ),
+            ));
+        }
+        k
+    }
+
+    /// In words, for the summary.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![];
+        if let Some((rate, burst, status)) = self.rate_limit {
+            parts.push(format!(
+                "rate limit {} r/s, burst {burst}, nodelay, rejecting {status}",
+                r3(rate)
+            ));
+        }
+        if self.workers > 0 {
+            parts.push(format!(
+                "{} worker(s), queue {}, shed {}",
+                self.workers,
+                self.queue_limit,
+                if self.shed_503 { "503" } else { "reset" }
+            ));
+        } else {
+            parts.push("no capacity limit".to_owned());
+        }
+        parts.push(format!("service time {}", service_toml(&self.service_time)));
+        parts.join("; ")
+    }
+}
+
+/// The fitted model and how each step compares.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fit {
+    /// The model.
+    pub model: Model,
+    /// Its score (lower is closer).
+    pub error: f64,
+    /// Per step, what the model simulated (same order as the probe's steps).
+    pub simulated: Vec<StepFigures>,
+    /// Candidates simulated.
+    pub candidates: usize,
+}
+
+/// The model of the service that best reproduces `probe`'s steps in the simulator.
+///
+/// # Panics
+/// If the probe has no steps.
+pub fn fit(probe: &Probe) -> Fit {
+    assert!(!probe.steps.is_empty(), "a fit needs at least one step");
+    let cands = candidates(probe);
+    let scored = simulate_all(probe, &cands);
+    let (i, error) = scored
+        .iter()
+        .enumerate()
+        .map(|(i, sim)| (i, score(&probe.steps, sim)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("at least one candidate");
+    Fit {
+        model: cands[i],
+        error,
+        simulated: scored[i].clone(),
+        candidates: cands.len(),
+    }
+}
+
+/// Every candidate simulated on every step.
+fn simulate_all(probe: &Probe, cands: &[Model]) -> Vec<Vec<StepFigures>> {
+    let scenarios: Vec<Scenario> = cands
+        .iter()
+        .flat_map(|m| {
+            probe.steps.iter().map(move |st| {
+                let mut s = probe.scenario.clone();
+                m.apply(&mut s);
+                s.load.rate = st.offered_rps;
+                s.load.requests = st.requests;
+                s.arms.truncate(1);
+                s
+            })
+        })
+        .collect();
+    let runs = herd_sim::run_many(&scenarios, |s, j, run| figures(&run.report(s, j), s));
+    runs.chunks(probe.steps.len())
+        .map(|c| c.iter().map(|arms| arms[0]).collect())
+        .collect()
+}
+
+/// A no-retry run's step figures.
+pub fn figures(r: &herd_scenario::ArmReport, s: &Scenario) -> StepFigures {
+    let secs = s.load.requests as f64 / s.load.rate;
+    StepFigures {
+        throughput_rps: r.succeeded as f64 / secs,
+        p50_ms: r.latency_ms.p50,
+        p99_ms: r.latency_ms.p99,
+        reject_ratio: r.hard_fail_ratio,
+    }
+}
+
+/// How far `sim` is from what `steps` measured.
+fn score(steps: &[Step], sim: &[StepFigures]) -> f64 {
+    let lat = |s: f64, m: f64| {
+        let l = ((s.max(0.01)) / (m.max(0.01))).ln();
+        l * l
+    };
+    steps
+        .iter()
+        .zip(sim)
+        .map(|(st, s)| {
+            let m = &st.measured;
+            let dr = s.reject_ratio - m.reject_ratio;
+            let dt = (s.throughput_rps - m.throughput_rps) / st.offered_rps;
+            100.0 * (dr * dr + dt * dt) + 0.5 * (lat(s.p50_ms, m.p50_ms) + lat(s.p99_ms, m.p99_ms))
+        })
+        .sum()
+}
+
+/// The candidates: no limit, the rate-limiter family and the capacity family, each from
+/// its closed form and a grid around it.
+fn candidates(probe: &Probe) -> Vec<Model> {
+    let steps = &probe.steps;
+    let rtt = probe.scenario.network.rtt.as_secs_f64() * 1000.0;
+    let low = steps
+        .iter()
+        .filter(|s| s.measured.reject_ratio < 0.01)
+        .min_by(|a, b| a.offered_rps.total_cmp(&b.offered_rps))
+        .unwrap_or(&steps[0]);
+    let median = (low.measured.p50_ms - rtt).max(0.02);
+    let p99 = (low.measured.p99_ms - rtt).max(median);
+    let service = if p99 > median * 1.2 {
+        ServiceTime::Lognormal {
+            median_ms: median,
+            p99_ms: p99,
+        }
+    } else {
+        ServiceTime::Constant { ms: median }
+    };
+    let mean = mean_ms(&service);
+    let (r4, r5, none) = steps.iter().fold((0, 0, 0), |(a, b, c), s| {
+        (a + s.rejected_4xx, b + s.rejected_5xx, c + s.no_answer)
+    });
+    let status = if r4 > r5 { 429 } else { 503 };
+    let shed_503 = r4 + r5 >= none;
+    let plain = Model {
+        workers: 0,
+        service_time: service,
+        queue_limit: 0,
+        shed_503,
+        rate_limit: None,
+    };
+    let mut out = vec![plain];
+    let over: Vec<&Step> = steps
+        .iter()
+        .filter(|s| s.measured.reject_ratio >= 0.02)
+        .collect();
+    // The rate limiter: accepted = burst + rate·t + 1 over a step of t seconds.
+    if !over.is_empty() {
+        for burst in [0u64, 5, 10, 20, 40, 80] {
+            let mut est: Vec<f64> = over
+                .iter()
+                .map(|s| {
+                    let accepted = s.requests as f64 * (1.0 - s.measured.reject_ratio);
+                    ((accepted - burst as f64 - 1.0) / s.secs()).max(0.5)
+                })
+                .collect();
+            est.sort_by(f64::total_cmp);
+            let r = est[est.len() / 2];
+            for f in [0.94, 0.97, 0.985, 1.0, 1.015, 1.03, 1.06] {
+                out.push(Model {
+                    rate_limit: Some((r * f, burst, status)),
+                    ..plain
+                });
+            }
+        }
+    }
+    // Capacity: the ceiling, the workers it implies, and the queue behind them.
+    let ceiling = steps
+        .iter()
+        .map(|s| s.measured.throughput_rps)
+        .fold(0.0, f64::max);
+    let saturated = steps
+        .iter()
+        .any(|s| s.measured.throughput_rps < 0.97 * s.offered_rps);
+    if saturated && ceiling > 0.0 {
+        let w0 = (ceiling * mean / 1000.0).round().max(1.0) as usize;
+        let p99_over = steps
+            .iter()
+            .filter(|s| s.measured.throughput_rps < 0.97 * s.offered_rps)
+            .map(|s| s.measured.p99_ms)
+            .fold(0.0, f64::max);
+        for w in [w0.saturating_sub(1).max(1), w0, w0 + 1, w0 * 2] {
+            // The service time that makes w workers serve the ceiling.
+            let m = w as f64 * 1000.0 / ceiling;
+            let scale = m / mean;
+            let svc = scaled(&service, scale);
+            let q0 = (w as f64 * ((p99_over - rtt) / m - 1.0)).max(0.0);
+            let mut qs: Vec<usize> = [0.0, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
+                .iter()
+                .map(|f| (q0 * f).round() as usize)
+                .collect();
+            qs.dedup();
+            for q in qs {
+                for f in [0.97, 1.0, 1.03] {
+                    out.push(Model {
+                        workers: w,
+                        service_time: scaled(&svc, f),
+                        queue_limit: q,
+                        ..plain
+                    });
+                }
+            }
+        }
+    }
+    out.dedup();
+    out
+}
+
+fn mean_ms(s: &ServiceTime) -> f64 {
+    match *s {
+        ServiceTime::Constant { ms } => ms,
+        ServiceTime::Exponential { mean_ms } => mean_ms,
+        ServiceTime::Lognormal { median_ms, p99_ms } => {
+            let sigma = (p99_ms / median_ms).ln() / 2.326_347_874;
+            median_ms * (sigma * sigma / 2.0).exp()
+        }
+    }
+}
+
+fn scaled(s: &ServiceTime, f: f64) -> ServiceTime {
+    match *s {
+        ServiceTime::Constant { ms } => ServiceTime::Constant { ms: ms * f },
+        ServiceTime::Exponential { mean_ms } => ServiceTime::Exponential {
+            mean_ms: mean_ms * f,
+        },
+        ServiceTime::Lognormal { median_ms, p99_ms } => ServiceTime::Lognormal {
+            median_ms: median_ms * f,
+            p99_ms: p99_ms * f,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A probe measured on the simulator itself, from a known model: the fit finds it.
+    fn probe_of(truth: Model, rates: &[f64]) -> Probe {
+        let text = "name = \"p\"\n[load]\narrival = \"constant\"\n[[arms]]\nid = \"probe\"\npolicy = \"none\"\n";
+        let scenario = herd_scenario::parse(text, "probe.toml").unwrap();
+        let steps = rates
+            .iter()
+            .map(|&r| {
+                let mut s = scenario.clone();
+                truth.apply(&mut s);
+                s.load.rate = r;
+                s.load.requests = (r * 2.0) as u64;
+                let run = herd_sim::simulate(&s, 0);
+                let rep = run.report(&s, 0);
+                let failed = rep.failed;
+                Step {
+                    offered_rps: r,
+                    requests: s.load.requests,
+                    measured: figures(&rep, &s),
+                    rejected_4xx: 0,
+                    rejected_5xx: failed,
+                    no_answer: 0,
+                }
+            })
+            .collect();
+        Probe { scenario, steps }
+    }
+
+    #[test]
+    fn a_token_bucket_is_found_from_its_rejections() {
+        let truth = Model {
+            workers: 0,
+            service_time: ServiceTime::Constant { ms: 0.3 },
+            queue_limit: 0,
+            shed_503: true,
+            rate_limit: Some((200.0, 20, 503)),
+        };
+        let p = probe_of(truth, &[40.0, 100.0, 200.0, 250.0, 300.0]);
+        let f = fit(&p);
+        let (rate, _, status) = f.model.rate_limit.expect("a rate limit");
+        assert!((rate - 200.0).abs() < 8.0, "{:?}", f.model);
+        assert_eq!(status, 503);
+        assert_eq!(f.model.workers, 0, "{:?}", f.model);
+    }
+
+    #[test]
+    fn workers_and_a_queue_are_found_from_the_ceiling() {
+        let truth = Model {
+            workers: 2,
+            service_time: ServiceTime::Constant { ms: 5.0 },
+            queue_limit: 8,
+            shed_503: true,
+            rate_limit: None,
+        };
+        let p = probe_of(truth, &[40.0, 200.0, 300.0, 400.0, 500.0, 600.0]);
+        let f = fit(&p);
+        assert!(f.model.rate_limit.is_none(), "{:?}", f.model);
+        let cap = f.model.workers as f64 * 1000.0 / mean_ms(&f.model.service_time);
+        assert!((cap - 400.0).abs() < 30.0, "{:?} {cap}", f.model);
+    }
+}
