@@ -17,12 +17,12 @@
 //! `Cancel` of each, and ends the arm with the units done so far (see the driver's docs).
 
 use super::pace::{pace, Source};
-use super::{logical, Call, Driven, HttpClient, Lag, Progress};
+use super::{logical, ArmRun, Call, HttpClient, Lag, Progress};
 use crate::Stop;
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
 use herd_retry::Retrier;
 use herd_scenario::ArmSeed;
-use herd_scenario::{ConsumerTally, Demand, LogicalRecord, Recorder, Scenario, Unit};
+use herd_scenario::{ConsumerTally, Demand, LogicalRecord, Recorder, Scenario, ServerCounts, Unit};
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -50,7 +50,7 @@ pub(super) async fn drive(
     epoch: Instant,
     progress: Option<Progress>,
     stop: &Stop,
-) -> io::Result<Driven> {
+) -> io::Result<ArmRun> {
     let mut demand = Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))?;
     let pending = demand.next();
     let (tx, finished) = mpsc::unbounded_channel::<(u64, bool)>();
@@ -247,7 +247,7 @@ impl Run {
     }
 
     /// The arm's result: the units done, and what the consumers sent for them.
-    fn finish(mut self, complete: bool) -> io::Result<Driven> {
+    fn finish(mut self, complete: bool) -> io::Result<ArmRun> {
         if let Some(e) = self.demand.take_error() {
             return Err(io::Error::other(format!(
                 "the trace changed during the run: {e}"
@@ -267,7 +267,7 @@ impl Run {
             timeouts: t.timeouts,
             abandoned: t.abandoned,
         });
-        Ok(Driven {
+        Ok(ArmRun {
             recorder: self.rec,
             wall: self.epoch.elapsed(),
             lag: self.lag,
@@ -275,6 +275,8 @@ impl Run {
             policy: self.parts.policy,
             complete,
             command: None,
+            counts: ServerCounts::new(),
+            target: None,
         })
     }
 }

@@ -9,12 +9,12 @@
 //! the arm's partial result; requests the adapter still had are dropped.
 
 use super::pace::{pace, Backlog, Place, Source};
-use super::{arrivals, Driven, Finished, Lag, Progress, Tally};
+use super::{arrivals, ArmRun, Finished, Lag, Progress, Tally};
 use crate::Stop;
 use herd_adapters::{
     command_arm, Adapter, AdapterOptions, Answered, ArmCommand, ExternalArm, ExternalError,
 };
-use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario, Unit};
+use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario, ServerCounts, Unit};
 use std::io;
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -105,7 +105,7 @@ pub(super) async fn drive(
     epoch: Instant,
     progress: Option<Progress>,
     stop: &Stop,
-) -> io::Result<Driven> {
+) -> io::Result<ArmRun> {
     let Started {
         arm,
         client,
@@ -128,7 +128,7 @@ pub(super) async fn drive(
     };
     let complete = run.drive(arm, stop).await?;
     let (recorder, _) = run.tally.take();
-    Ok(Driven {
+    Ok(ArmRun {
         recorder,
         wall: epoch.elapsed(),
         lag: run.lag,
@@ -136,6 +136,8 @@ pub(super) async fn drive(
         policy,
         complete,
         command: Some(command),
+        counts: ServerCounts::new(),
+        target: None,
     })
 }
 

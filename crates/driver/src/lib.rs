@@ -64,7 +64,9 @@ pub use stop::{CancellationToken, Stop};
 use tally::{Finished, Tally};
 
 use herd_retry::Retrier;
-use herd_scenario::{ArmClient, ArmReport, Demand, Recorder, Scenario, ServerCounts, TargetCounts};
+use herd_scenario::{
+    ArmClient, ArmFacts, ArmReport, Demand, Recorder, Scenario, ServerCounts, TargetCounts,
+};
 use herd_upstream::{Stats, UpstreamServer};
 use logical::logical;
 use std::io;
@@ -77,7 +79,8 @@ use tokio::time::Instant;
 pub struct ArmRun {
     /// The client side.
     pub recorder: Recorder,
-    /// The server side, from the arm's upstream.
+    /// The server side, from the arm's upstream: empty when the caller runs the server
+    /// ([`drive_url`], `--direct`).
     pub counts: ServerCounts,
     /// Proxy mode: what the target answered the arm's front.
     pub target: Option<TargetCounts>,
@@ -102,20 +105,16 @@ pub struct ArmRun {
 impl ArmRun {
     /// The arm's report entry.
     pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
-        let arm = &scenario.arms[index];
-        let mut r = self
-            .recorder
-            .finish(&arm.id, &self.policy, &self.counts, scenario);
-        r.driver_lag_ms = self.lag.summary();
-        r.driver_dropped = Some(self.dropped);
-        r.command.clone_from(&self.command);
-        if let Some(t) = &self.target {
-            r.target_requests = Some(t.requests());
-            r.target_status = Some(t.status());
-            r.target_errors = Some(t.errors());
-            r.target_latency_ms = Some(t.latency());
-        }
-        r
+        let facts = ArmFacts {
+            policy: self.policy.clone(),
+            driver_lag_ms: self.lag.summary(),
+            driver_dropped: Some(self.dropped),
+            command: self.command.clone(),
+            target: self.target.as_ref(),
+            ..ArmFacts::default()
+        };
+        let id = &scenario.arms[index].id;
+        self.recorder.finish(id, &self.counts, scenario, facts)
     }
 }
 
@@ -190,7 +189,8 @@ pub async fn run_arm(
     let counts = upstream.counts();
     let target = upstream.stats().target();
     upstream.shutdown().await;
-    let mut run = result?.run(counts);
+    let mut run = result?;
+    run.counts = counts;
     run.target = target;
     Ok(Some(run))
 }
@@ -228,7 +228,7 @@ pub async fn drive_url(
     index: usize,
     url: &str,
     stop: Stop,
-) -> io::Result<Option<Driven>> {
+) -> io::Result<Option<ArmRun>> {
     drive_from_now(scenario, index, url, None, stop).await
 }
 
@@ -239,7 +239,7 @@ async fn drive_from_now(
     url: &str,
     progress: Option<Progress>,
     stop: Stop,
-) -> io::Result<Option<Driven>> {
+) -> io::Result<Option<ArmRun>> {
     let Some(ready) = prepare_or_stop(scenario, index, url, &stop).await? else {
         return Ok(None);
     };
@@ -262,41 +262,6 @@ async fn prepare_or_stop(
         biased;
         () = stop.cancelled() => Ok(None),
         ready = prepare(scenario, index, url) => ready.map(Some),
-    }
-}
-
-/// What an arm's drive produced (see [`run_arm`]).
-pub struct Driven {
-    /// The client side.
-    pub recorder: Recorder,
-    /// Wall time, from the epoch to the last answer.
-    pub wall: Duration,
-    /// See [`ArmRun::lag`].
-    pub lag: Lag,
-    /// See [`ArmRun::dropped`].
-    pub dropped: u64,
-    /// See [`ArmRun::policy`].
-    pub policy: String,
-    /// See [`ArmRun::complete`].
-    pub complete: bool,
-    /// See [`ArmRun::command`].
-    pub command: Option<Vec<String>>,
-}
-
-impl Driven {
-    /// The arm's run, with the server's `counts`.
-    fn run(self, counts: ServerCounts) -> ArmRun {
-        ArmRun {
-            recorder: self.recorder,
-            counts,
-            wall: self.wall,
-            lag: self.lag,
-            dropped: self.dropped,
-            policy: self.policy,
-            complete: self.complete,
-            command: self.command,
-            target: None,
-        }
     }
 }
 
@@ -390,7 +355,7 @@ impl Ready {
         epoch: Instant,
         progress: Option<Progress>,
         stop: &Stop,
-    ) -> io::Result<Driven> {
+    ) -> io::Result<ArmRun> {
         match self {
             Ready::Plain { exec, policy } => {
                 plain::drive(scenario, index, exec, policy, epoch, progress, stop).await

@@ -16,9 +16,9 @@
 use super::handoff::{Handoff, WorkerId};
 use super::pace::{pace, Backlog, Place, Source};
 use super::tally::{Finished, Tally};
-use super::{arrivals, logical, thread, Call, Driven, Exec, Progress};
+use super::{arrivals, logical, thread, ArmRun, Call, Exec, Progress};
 use crate::Stop;
-use herd_scenario::{ArmSeed, Demand, LogicalRecord, Scenario, Unit};
+use herd_scenario::{ArmSeed, Demand, LogicalRecord, Scenario, ServerCounts, Unit};
 use std::io;
 use std::sync::Arc;
 use tokio::task::JoinSet;
@@ -64,7 +64,7 @@ pub(super) async fn drive(
     epoch: Instant,
     progress: Option<Progress>,
     stop: &Stop,
-) -> io::Result<Driven> {
+) -> io::Result<ArmRun> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let peer = matches!(exec, Exec::Peer(_));
     let lanes = lanes(scenario.load.rate, scenario.load.lanes, peer, cores);
@@ -104,7 +104,7 @@ pub(super) async fn drive(
         return Err(e);
     }
     let (recorder, lag) = tally.take();
-    Ok(Driven {
+    Ok(ArmRun {
         recorder,
         wall: epoch.elapsed(),
         lag,
@@ -112,6 +112,8 @@ pub(super) async fn drive(
         policy,
         complete,
         command: None,
+        counts: ServerCounts::new(),
+        target: None,
     })
 }
 

@@ -45,7 +45,7 @@ pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
 pub use rate_limit::RateLimit;
-pub use record::{ConsumerTally, LogicalRecord, Recorder};
+pub use record::{ArmFacts, ConsumerTally, LogicalRecord, Recorder};
 pub use report::{
     ArmReport, BreakerReport, HedgingReport, LagSummary, Latency, Report, StatusClasses, StopNote,
     TargetErrors, TargetInfo,

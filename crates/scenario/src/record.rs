@@ -5,7 +5,8 @@
 use crate::counts::{ServerCounts, BUCKET};
 use crate::model::Scenario;
 use crate::recovery::recovery_ms;
-use crate::report::{ArmReport, Latency, TimelineRow};
+use crate::report::{ArmReport, BreakerReport, HedgingReport, LagSummary, Latency, TimelineRow};
+use crate::target_counts::TargetCounts;
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
@@ -20,6 +21,28 @@ pub struct LogicalRecord {
     pub ok: bool,
     /// Attempts the client made for it (1 = no retry).
     pub attempts: u32,
+}
+
+/// What an engine saw of an arm's run beyond its [`Recorder`] and the server's counts:
+/// each engine fills the parts it has and [`Recorder::finish`] assembles the report once,
+/// so no engine patches a report after it is made.
+#[derive(Clone, Debug, Default)]
+pub struct ArmFacts<'a> {
+    /// The arm's configuration in words: herd's strategy, or what the real client said.
+    pub policy: String,
+    /// Real sockets: how late the driver got requests out (see
+    /// [`ArmReport::driver_lag_ms`]).
+    pub driver_lag_ms: Option<LagSummary>,
+    /// Real sockets: arrivals dropped unsent because the backlog was full.
+    pub driver_dropped: Option<u64>,
+    /// A client in another program: its command line, as run.
+    pub command: Option<Vec<String>>,
+    /// Proxy mode: what the target answered the arm's front.
+    pub target: Option<&'a TargetCounts>,
+    /// Arms with a hedge: what the hedging did.
+    pub hedging: Option<HedgingReport>,
+    /// Arms with a breaker: what the breaker did.
+    pub breaker: Option<BreakerReport>,
 }
 
 /// What an arm's consumers did, beyond the units recorded (see [`Recorder::set_consumers`]).
@@ -127,13 +150,14 @@ impl Recorder {
         &self.hist
     }
 
-    /// Joins the client's view with the server's counts into the arm's report.
+    /// Joins the client's view with the server's counts and the engine's `facts` into the
+    /// arm's report.
     pub fn finish(
         &self,
         id: &str,
-        policy: &str,
         server: &ServerCounts,
         scenario: &Scenario,
+        facts: ArmFacts<'_>,
     ) -> ArmReport {
         let offered_rps = scenario.load.rate;
         let n = self.len();
@@ -159,7 +183,7 @@ impl Recorder {
         let per_bucket = offered_rps * BUCKET.as_secs_f64();
         ArmReport {
             id: id.to_owned(),
-            policy: policy.to_owned(),
+            policy: facts.policy,
             logical_requests: self.consumers.map_or(n, |c| c.logical_requests),
             succeeded: self.succeeded,
             failed: self.failed,
@@ -178,16 +202,16 @@ impl Recorder {
             consumer_timeouts: self.consumers.map(|c| c.timeouts),
             abandoned: self.consumers.map(|c| c.abandoned),
             recovery_ms: recovery_ms(&timeline, &scenario.upstream),
-            driver_lag_ms: None,
-            driver_dropped: None,
-            command: None,
+            driver_lag_ms: facts.driver_lag_ms,
+            driver_dropped: facts.driver_dropped,
+            command: facts.command,
             server_first_retry_ms: server.first_retry(),
-            target_requests: None,
-            target_status: None,
-            target_errors: None,
-            target_latency_ms: None,
-            hedging: None,
-            breaker: None,
+            target_requests: facts.target.map(TargetCounts::requests),
+            target_status: facts.target.map(TargetCounts::status),
+            target_errors: facts.target.map(TargetCounts::errors),
+            target_latency_ms: facts.target.map(TargetCounts::latency),
+            hedging: facts.hedging,
+            breaker: facts.breaker,
             timeline,
         }
     }
@@ -304,7 +328,11 @@ mod tests {
             }
         }
         let scenario = crate::embedded::load("seed-quick").unwrap().scenario;
-        let a = r.finish("x", "none", &s, &scenario);
+        let facts = ArmFacts {
+            policy: "none".into(),
+            ..ArmFacts::default()
+        };
+        let a = r.finish("x", &s, &scenario, facts);
         assert_eq!(a.logical_requests, 100);
         assert_eq!(a.failed, 10);
         assert_eq!(a.hard_fail_ratio, 0.1);

@@ -16,8 +16,8 @@ use crate::schedule::{nanos, Schedule};
 use crate::upstream::Server;
 use herd_retry::Retrier;
 use herd_scenario::{
-    ArmReport, ArmSeed, BreakerReport, Demand, HedgingReport, Recorder, Scenario, ScenarioError,
-    ServerCounts, Unit,
+    ArmFacts, ArmReport, ArmSeed, BreakerReport, Demand, HedgingReport, Recorder, Scenario,
+    ScenarioError, ServerCounts, Unit,
 };
 use std::time::Duration;
 
@@ -42,23 +42,29 @@ impl SimRun {
     pub fn report(&self, scenario: &Scenario, index: usize) -> ArmReport {
         let arm = &scenario.arms[index];
         let policy = arm.strategy().map(|s| s.to_string()).unwrap_or_default();
-        let mut report = (self.recorder).finish(&arm.id, &policy, &self.counts, scenario);
-        if let Some(g) = &self.guard {
-            report.hedging = g.hedge.map(|h| HedgingReport {
-                sent: g.tally.hedges_sent,
-                won: h.hedges_won,
-                wasted: h.wasted + g.tally.stale_answers,
-                cancelled: h.cancelled,
-                refused: h.refused,
-            });
-            report.breaker = g.breaker.map(|b| BreakerReport {
-                rejected: b.rejected,
-                opened: b.opened,
-                open_ms: b.open_ns / 1_000_000,
-                probes: b.probes,
-            });
-        }
-        report
+        let guard = self.guard.as_ref();
+        let facts = ArmFacts {
+            policy,
+            hedging: guard.and_then(|g| {
+                g.hedge.map(|h| HedgingReport {
+                    sent: g.tally.hedges_sent,
+                    won: h.hedges_won,
+                    wasted: h.wasted + g.tally.stale_answers,
+                    cancelled: h.cancelled,
+                    refused: h.refused,
+                })
+            }),
+            breaker: guard.and_then(|g| {
+                g.breaker.map(|b| BreakerReport {
+                    rejected: b.rejected,
+                    opened: b.opened,
+                    open_ms: b.open_ns / 1_000_000,
+                    probes: b.probes,
+                })
+            }),
+            ..ArmFacts::default()
+        };
+        (self.recorder).finish(&arm.id, &self.counts, scenario, facts)
     }
 }
 

@@ -19,6 +19,15 @@
 //! by [`SPIN`] per deadline and by one thread for the process; a zero or past deadline
 //! completes at once, without a timer.
 //!
+//! # Why not the driver's pacer
+//!
+//! The driver paces arrivals on a timerfd in its sending thread's own event loop
+//! (`herd_driver`'s `pace` module). That fits a thread that sends; a service time here ends
+//! on the upstream's multi-threaded runtime, where a connection's task may run on any
+//! worker, so one timer thread for the whole process serves every connection's last stretch
+//! instead of a timerfd per worker. The spins differ for the same reason: [`SPIN`] covers a
+//! blocked thread's wake-up on a busy machine, the pacer's a wake-up from an idle CPU.
+//!
 //! Measured on a 2-core machine (see BENCHMARKS.md): a 0.5 ms sleep ends 0.5 ms + a few
 //! tens of µs after it starts, against ~1.5 ms with tokio alone.
 
