@@ -8,7 +8,7 @@
 //! closest to what was measured comes out, with the table that shows how close.
 //!
 //! - [`Step`]: one measured step (offered rate, throughput, p50/p99, rejections);
-//! - [`fit`]: candidates from closed forms (a token bucket rejects `(offered − rate) /
+//! - [`fit()`]: candidates from closed forms (a token bucket rejects `(offered − rate) /
 //!   offered` in steady state; workers ≈ throughput ceiling × service time; a queue
 //!   lengthens the saturated p99 by `queue / workers` service times), refined on a grid
 //!   in the simulator;
