@@ -40,6 +40,21 @@ pub const ADAPTERS_ENV: &str = "HERD_ADAPTERS";
 /// The Go adapter's binary, in its directory.
 const GO_BINARY: &str = "herd-go-arm";
 
+/// The Debian-packaged Go libraries the Go adapter builds against: the directory under
+/// GOPATH, the library, and its package.
+const GO_LIBRARIES: [(&str, &str, &str); 2] = [
+    (
+        "src/github.com/hashicorp/go-retryablehttp",
+        "go-retryablehttp",
+        "golang-github-hashicorp-go-retryablehttp-dev",
+    ),
+    (
+        "src/gopkg.in/eapache/go-resiliency.v1",
+        "go-resiliency",
+        "golang-gopkg-eapache-go-resiliency.v1-dev",
+    ),
+];
+
 /// Written into an adapter directory once its setup has finished.
 const READY: &str = ".herd-ready";
 
@@ -330,13 +345,15 @@ async fn check_runtime(runtime: Runtime, client: &str) -> Result<(), ExternalErr
         }
         Runtime::Go => {
             if find_on_path("go").is_none() {
-                return missing("Go to build its adapter: apt-get install golang-go golang-github-hashicorp-go-retryablehttp-dev");
+                return missing("Go to build its adapter: apt-get install golang-go golang-github-hashicorp-go-retryablehttp-dev golang-gopkg-eapache-go-resiliency.v1-dev");
             }
-            if !Path::new(GOPATH)
-                .join("src/github.com/hashicorp/go-retryablehttp")
-                .is_dir()
-            {
-                return missing("the go-retryablehttp sources in /usr/share/gocode: apt-get install golang-github-hashicorp-go-retryablehttp-dev");
+            // The adapter is one program: every Go client needs both libraries' sources.
+            for (dir, library, package) in GO_LIBRARIES {
+                if !Path::new(GOPATH).join(dir).is_dir() {
+                    return missing(&format!(
+                        "the {library} sources in /usr/share/gocode: apt-get install {package}"
+                    ));
+                }
             }
         }
         _ => {
@@ -409,13 +426,14 @@ async fn setup(
                 ("GOPATH", GOPATH.as_ref()),
                 ("GOCACHE", &gocache),
             ];
-            let args: [&std::ffi::OsStr; 6] = [
+            let args: [&std::ffi::OsStr; 7] = [
                 "build".as_ref(),
                 "-o".as_ref(),
                 GO_BINARY.as_ref(),
                 "-buildvcs=false".as_ref(),
                 "main.go".as_ref(),
                 "kit.go".as_ref(),
+                "resiliency.go".as_ref(),
             ];
             run(dir, "go", &args, &env).await.map_err(&fail)?;
         }

@@ -43,6 +43,7 @@ const PYTHON: &[File] = &[
 const GO: &[File] = &[
     ("kit.go", include_bytes!("../kits/go/kit.go")),
     ("main.go", include_bytes!("../kits/go/main.go")),
+    ("resiliency.go", include_bytes!("../kits/go/resiliency.go")),
 ];
 
 /// The embedded source files of `runtime`'s adapter.

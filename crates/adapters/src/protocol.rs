@@ -39,9 +39,14 @@ pub struct Answer {
     /// The final error code (`ECONNRESET`, `UND_ERR_SOCKET`, …) if it ended without one.
     #[serde(default)]
     pub error: Option<String>,
-    /// Attempts the library made (1 = no retry), if it exposes them.
+    /// Attempts the library made (1 = no retry), if it exposes them; 0 when it sent
+    /// nothing (a client-side fast failure, such as an open breaker's rejection).
     #[serde(default)]
     pub attempts: Option<u32>,
+    /// Calls the library's own breaker turned away for this request, never sent (absent:
+    /// none, or an adapter that does not say).
+    #[serde(default)]
+    pub rejected: Option<u32>,
 }
 
 /// A line after the handshake.
@@ -154,8 +159,25 @@ mod tests {
                 status: None,
                 error: Some("ECONNRESET".into()),
                 attempts: Some(4),
+                rejected: None,
             })
         );
+        // A call an open breaker turned away: nothing sent.
+        let r = parse_line(
+            6,
+            r#"{"id":9,"ok":false,"status":null,"error":"CircuitBreakerError","attempts":0,"rejected":1}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            r,
+            Line::Answer(Answer {
+                id: 9,
+                ok: false,
+                attempts: Some(0),
+                rejected: Some(1),
+                ..
+            })
+        ));
         // Optional fields may be left out; unknown fields are ignored.
         let b = parse_line(4, r#"{"id":8,"ok":true,"status":200,"extra":1}"#).unwrap();
         assert!(matches!(
@@ -243,7 +265,7 @@ mod tests {
         #[test]
         fn any_fields_never_panic(
             fields in proptest::collection::vec(
-                (proptest::sample::select(vec!["id", "ok", "status", "error", "attempts", "done", "herd_adapter", "client", "policy", "x"]), json_value()),
+                (proptest::sample::select(vec!["id", "ok", "status", "error", "attempts", "rejected", "done", "herd_adapter", "client", "policy", "x"]), json_value()),
                 0..7,
             ),
         ) {

@@ -97,6 +97,18 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         adapter: NODE_ADAPTER,
     },
     ExternalClient {
+        id: "node-opossum",
+        description: "opossum's CircuitBreaker with its defaults (opens above 50% failures over 10 s, open 30 s, one probe) around an undici Agent, no retries",
+        runtime: Runtime::Node,
+        adapter: NODE_ADAPTER,
+    },
+    ExternalClient {
+        id: "node-cockatiel",
+        description: "cockatiel's README example: retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() }) around circuitBreaker(handleAll, { halfOpenAfter: 10 s, breaker: new ConsecutiveBreaker(5) })",
+        runtime: Runtime::Node,
+        adapter: NODE_ADAPTER,
+    },
+    ExternalClient {
         id: "py-requests",
         description: "requests + urllib3 Retry(total=3, backoff_factor=0.5): 0, 1, 2 s, no jitter, Retry-After honoured",
         runtime: Runtime::Python,
@@ -121,6 +133,12 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         adapter: PYTHON_ADAPTER,
     },
     ExternalClient {
+        id: "py-pybreaker",
+        description: "pybreaker's CircuitBreaker() defaults (opens at 5 failures in a row, 60 s, calls run one at a time under its lock) around requests, no retries",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    ExternalClient {
         id: "go-retryablehttp",
         description: "hashicorp/go-retryablehttp defaults: 4 retries, 1 · 2^n s capped at 30 s (1, 2, 4, 8 s), no jitter, Retry-After honoured uncapped",
         runtime: Runtime::Go,
@@ -129,6 +147,12 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
     ExternalClient {
         id: "go-retryablehttp-jitter",
         description: "go-retryablehttp with LinearJitterBackoff: U[1 s, 30 s] · n",
+        runtime: Runtime::Go,
+        adapter: GO_ADAPTER,
+    },
+    ExternalClient {
+        id: "go-resiliency",
+        description: "eapache/go-resiliency's breaker.New(5, 1, 1 s) around net/http, no retries",
         runtime: Runtime::Go,
         adapter: GO_ADAPTER,
     },

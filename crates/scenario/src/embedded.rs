@@ -53,6 +53,10 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "breakers",
         toml: include_str!("../scenarios/breakers.toml"),
     },
+    Embedded {
+        name: "breakers-real",
+        toml: include_str!("../scenarios/breakers-real.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

@@ -137,13 +137,16 @@ func CallFrom(ctx context.Context) *Call {
 	return c
 }
 
-// Result is how a logical request ended. Status 0: no response. Attempts 0: use the counter.
-// OK nil: 2xx. Error "": none (set by Run from Do's error).
+// Result is how a logical request ended. Status 0: no response. Attempts 0: use the counter
+// (and when nothing was counted, null, or 0 with Rejected set). OK nil: 2xx. Error "": none
+// (set by Run from Do's error). Rejected: calls the library's own breaker turned away for
+// this request, never sent (a request it turned away outright is answered attempts 0).
 type Result struct {
 	Status   int
 	Attempts int
 	OK       *bool
 	Error    string
+	Rejected int
 }
 
 // Client is a built client.
@@ -279,6 +282,8 @@ func answer(c *Call, r Result, err error) map[string]interface{} {
 		attempts = r.Attempts
 	} else if n := c.Attempts(); n > 0 {
 		attempts = n
+	} else if r.Rejected > 0 {
+		attempts = 0
 	}
 	status := interface{}(nil)
 	if r.Status != 0 {
@@ -294,7 +299,11 @@ func answer(c *Call, r Result, err error) map[string]interface{} {
 	} else if r.Error != "" {
 		errText = r.Error
 	}
-	return map[string]interface{}{"id": c.ID, "ok": ok, "status": status, "error": errText, "attempts": attempts}
+	a := map[string]interface{}{"id": c.ID, "ok": ok, "status": status, "error": errText, "attempts": attempts}
+	if r.Rejected > 0 {
+		a["rejected"] = r.Rejected
+	}
+	return a
 }
 
 func runCall(cl *Client, id uint64, method, url string) map[string]interface{} {

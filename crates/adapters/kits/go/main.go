@@ -1,5 +1,6 @@
-// herd external-arm adapter (protocol v1) for hashicorp/go-retryablehttp; kit.go holds the
-// protocol. Build: ./build.sh (GOPATH mode against Debian's /usr/share/gocode).
+// herd external-arm adapter (protocol v1) for hashicorp/go-retryablehttp, and (resiliency.go)
+// eapache/go-resiliency's breaker; kit.go holds the protocol. Build: ./build.sh (GOPATH mode
+// against Debian's /usr/share/gocode).
 //
 //	./herd-go-arm --client go-retryablehttp --url http://127.0.0.1:PORT/ \
 //	    [--method GET] [--pool 256] [--timeout-ms 2000] [--options '{"retry_max":4}']
@@ -9,8 +10,10 @@
 //	go-retryablehttp         retryablehttp.NewClient() defaults: RetryMax 4, RetryWaitMin 1 s,
 //	                         RetryWaitMax 30 s, DefaultBackoff, DefaultRetryPolicy
 //	go-retryablehttp-jitter  the same with Backoff = LinearJitterBackoff
+//	go-resiliency            breaker.New(5, 1, time.Second), no retries (resiliency.go)
 //
-// Options: retry_max, retry_wait_min_ms, retry_wait_max_ms (integers).
+// Options: retry_max, retry_wait_min_ms, retry_wait_max_ms (integers); go-resiliency's in
+// resiliency.go.
 package main
 
 import (
@@ -110,6 +113,6 @@ func build(cfg Config, warmup bool) (*Client, error) {
 }
 
 func main() {
-	Run(map[string]Builder{"go-retryablehttp": build, "go-retryablehttp-jitter": build},
-		map[string]OptionSpec{"go-retryablehttp": options, "go-retryablehttp-jitter": options})
+	Run(map[string]Builder{"go-retryablehttp": build, "go-retryablehttp-jitter": build, "go-resiliency": buildResiliency},
+		map[string]OptionSpec{"go-retryablehttp": options, "go-retryablehttp-jitter": options, "go-resiliency": resiliencyOptions})
 }

@@ -1,5 +1,6 @@
 // herd's built-in Node adapter (external-arm protocol v1, docs/external-arm-protocol.md):
-// undici's RetryAgent and axios + axios-retry, on kit.mjs.
+// undici's RetryAgent, axios + axios-retry, and the breakers of opossum and cockatiel, on
+// kit.mjs.
 //
 // Why this exists: herd's `undici` and `axios-retry` profiles are replicas of real
 // libraries. This program runs the real libraries, so the upstream can count what they
@@ -25,6 +26,16 @@ import axiosRetry, {
   isIdempotentRequestError,
   isNetworkError,
 } from 'axios-retry';
+import CircuitBreaker from 'opossum';
+import {
+  BrokenCircuitError,
+  ConsecutiveBreaker,
+  ExponentialBackoff,
+  circuitBreaker,
+  handleAll,
+  retry,
+  wrap,
+} from 'cockatiel';
 import { run, fail, oneOf, packageVersion as version } from './kit.mjs';
 
 const timeoutText = (ms, how) => (ms ? `${ms} ms ${how}` : 'none');
@@ -256,6 +267,166 @@ function axiosClient({ client, target, method, pool, timeoutMs, options }, { war
   };
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Breakers: opossum, and cockatiel's breaker + retry.
+//
+// Both wrap one attempt on a plain undici Agent (no retries of its own): the attempt is
+// counted on the Call before it goes out, and a failed response (5xx, 408, 429: what
+// herd_retry::breaker::is_failure counts) is thrown with its statusCode, so the breaker
+// sees it as the failure it is. A call a breaker turns away never reaches the attempt
+// function, so nothing is counted for it: a request turned away outright is answered
+// attempts 0, and `rejected` says how many calls the breaker turned away.
+
+const failedStatus = (s) => s >= 500 || s === 408 || s === 429;
+
+function plainAgent(pool, timeoutMs) {
+  return new Agent({
+    connections: pool,
+    keepAliveTimeout: 4000,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+}
+
+// One attempt: the status, or a thrown error (with statusCode for a failed response).
+async function attempt(agent, origin, req) {
+  req.countAttempt();
+  const res = await agent.request({ origin, path: req.path, method: req.method, headers: req.headers });
+  await res.body.dump();
+  if (failedStatus(res.statusCode)) {
+    const err = new Error(`status ${res.statusCode}`);
+    err.statusCode = res.statusCode;
+    throw err;
+  }
+  return res.statusCode;
+}
+
+// The answer for a call that ended in `err` after `rejected` turned-away calls.
+function failed(req, err, rejected) {
+  if (typeof err?.statusCode === 'number') return { ok: false, status: err.statusCode, rejected };
+  // cockatiel's errors keep the name 'Error': their class says what they are.
+  const name = err?.name && err.name !== 'Error' ? err.name : err?.constructor?.name;
+  return { ok: false, error: String(err?.code ?? name ?? 'Error'), attempts: req.attempts, rejected };
+}
+
+// opossum (lib/circuit.js): `new CircuitBreaker(action, options)` with its defaults:
+// timeout 10000 ms (opossum's own, per call), errorThresholdPercentage 50 (opens strictly
+// above it), volumeThreshold 0, rollingCountTimeout 10000 in rollingCountBuckets 10,
+// resetTimeout 30000 (a timer half-opens it; one call goes through, the rest are
+// rejected until it decides). A rejection is `EOPENBREAKER`.
+const OPOSSUM_OPTIONS = {
+  timeout: 'uint',
+  errorThresholdPercentage: 'number',
+  volumeThreshold: 'uint',
+  resetTimeout: 'uint',
+  rollingCountTimeout: 'uint',
+  rollingCountBuckets: 'uint',
+};
+
+function opossum({ target, pool, timeoutMs, options }, { warmup }) {
+  const agent = plainAgent(pool, timeoutMs);
+  const origin = target.origin;
+  // Warm-up only: the same code paths (trip, reject, half-open probe) without waiting.
+  const breaker = new CircuitBreaker((req) => attempt(agent, origin, req),
+    { ...options, ...(warmup ? { resetTimeout: 1 } : {}) });
+  const o = breaker.options;
+  const given = Object.keys(options).length ? JSON.stringify(options) : 'defaults';
+  const policy = `opossum ${version('opossum')} CircuitBreaker(${given}): opens when failures exceed `
+    + `${o.errorThresholdPercentage}% of the calls fired (rejections included) over ${o.rollingCountTimeout} ms `
+    + `in ${o.rollingCountBuckets} buckets, with at least ${o.volumeThreshold ?? 0} calls; open for `
+    + `${o.resetTimeout} ms (by timer), then one call through, the rest rejected (EOPENBREAKER) until it `
+    + `decides; its own timeout ${o.timeout} ms per call; around undici ${version('undici')} Agent `
+    + `(connections ${pool}, keepAliveTimeout 4000 ms, no retries), a 5xx, 408 or 429 thrown as a failure; `
+    + `headers/bodyTimeout ${timeoutText(timeoutMs, 'per call')}; attempts counted per call made`;
+  return {
+    policy,
+    async call(req) {
+      try {
+        return { status: await breaker.fire(req) };
+      } catch (err) {
+        if (err?.code === 'EOPENBREAKER' && req.attempts === 0) {
+          return { ok: false, error: 'EOPENBREAKER', attempts: 0, rejected: 1 };
+        }
+        return failed(req, err, 0);
+      }
+    },
+    close: () => {
+      breaker.shutdown();
+      return agent.close();
+    },
+  };
+}
+
+// cockatiel (src/CircuitBreakerPolicy.ts, src/RetryPolicy.ts, src/backoff/): its README's
+// example, a retry around a breaker:
+//   retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() })
+//   circuitBreaker(handleAll, { halfOpenAfter: 10 * 1000, breaker: new ConsecutiveBreaker(5) })
+//   wrap(retryPolicy, circuitBreakerPolicy)
+// maxAttempts 3 is three retries (four tries); ExponentialBackoff's defaults are
+// decorrelated jitter from initialDelay 128 ms, exponent 2, maxDelay 30 s. The breaker
+// opens on the 5th failure in a row; half-open once 10 s have passed since it opened, one
+// call goes through and the others wait for its result. handleAll retries everything,
+// a BrokenCircuitError (a try the open breaker turned away) included.
+//
+// Rejections per request: the retry policy's onRetry and onGiveUp events carry each
+// failed try's error, so the request gets a retry policy of its own (the same options;
+// the policy keeps no state between executions) whose listeners count its
+// BrokenCircuitErrors. The breaker is shared, as in the README.
+const COCKATIEL_OPTIONS = {
+  maxAttempts: 'uint',
+  halfOpenAfter: 'uint',
+  consecutive: 'uint',
+  initialDelay: 'number',
+  maxDelay: 'number',
+};
+
+function cockatiel({ target, pool, timeoutMs, options }, { warmup }) {
+  const agent = plainAgent(pool, timeoutMs);
+  const origin = target.origin;
+  const maxAttempts = options.maxAttempts ?? 3;
+  const halfOpenAfter = options.halfOpenAfter ?? 10 * 1000;
+  const consecutive = options.consecutive ?? 5;
+  const backoffOptions = {};
+  if (options.initialDelay !== undefined) backoffOptions.initialDelay = options.initialDelay;
+  if (options.maxDelay !== undefined) backoffOptions.maxDelay = options.maxDelay;
+  // Warm-up only: the same code paths without waiting.
+  const backoff = new ExponentialBackoff(warmup ? { initialDelay: 1, maxDelay: 1 } : backoffOptions);
+  const breakerPolicy = circuitBreaker(handleAll, {
+    halfOpenAfter: warmup ? 1 : halfOpenAfter,
+    breaker: new ConsecutiveBreaker(consecutive),
+  });
+  const b = backoff.options;
+  const policy = `cockatiel ${version('cockatiel')} wrap(retry(handleAll, { maxAttempts: ${maxAttempts}, `
+    + `backoff: new ExponentialBackoff(${JSON.stringify(backoffOptions)}) }), circuitBreaker(handleAll, `
+    + `{ halfOpenAfter: ${halfOpenAfter}, breaker: new ConsecutiveBreaker(${consecutive}) })): up to `
+    + `${maxAttempts} retries after decorrelated-jitter delays (initialDelay ${b.initialDelay} ms, exponent `
+    + `${b.exponent}, maxDelay ${b.maxDelay} ms), a BrokenCircuitError retried too; the breaker opens on the `
+    + `${consecutive}th failure in a row, half-opens ${halfOpenAfter} ms after opening, lets one call through `
+    + `and holds the others until it decides; around undici ${version('undici')} Agent (connections ${pool}, `
+    + `keepAliveTimeout 4000 ms, no retries), a 5xx, 408 or 429 thrown as a failure; headers/bodyTimeout `
+    + `${timeoutText(timeoutMs, 'per try')}; attempts counted per try made, rejections per BrokenCircuitError`;
+  return {
+    policy,
+    async call(req) {
+      let rejected = 0;
+      const count = (result) => {
+        if (result?.error instanceof BrokenCircuitError) rejected += 1;
+      };
+      const retryPolicy = retry(handleAll, { maxAttempts, backoff });
+      retryPolicy.onRetry(count);
+      retryPolicy.onGiveUp(count);
+      try {
+        const status = await wrap(retryPolicy, breakerPolicy).execute(() => attempt(agent, origin, req));
+        return { status, rejected };
+      } catch (err) {
+        return failed(req, err, rejected);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
 // ---------------------------------------------------------------------------------------
 // The clients: exactly herd_scenario::clients::EXTERNAL_CLIENTS's Node ids (checked by
 // crates/scenario/tests/clients.rs, which reads this table's keys), and their options.
@@ -266,10 +437,18 @@ const CLIENTS = {
   'node-axios-retry': axiosClient,
   'node-axios-retry-nojitter': axiosClient,
   'node-axios-retry-fulljitter': axiosClient,
+  'node-opossum': opossum,
+  'node-cockatiel': cockatiel,
 };
 
+const CLIENT_OPTIONS = new Map([
+  [undici, UNDICI_OPTIONS],
+  [axiosClient, AXIOS_OPTIONS],
+  [opossum, OPOSSUM_OPTIONS],
+  [cockatiel, COCKATIEL_OPTIONS],
+]);
 const OPTIONS = Object.fromEntries(Object.entries(CLIENTS)
-  .map(([id, build]) => [id, build === undici ? UNDICI_OPTIONS : AXIOS_OPTIONS]));
+  .map(([id, build]) => [id, CLIENT_OPTIONS.get(build)]));
 
 // Attempts come from the opaque Call or axios-retry's count, never from the async context,
 // so the kit's AsyncLocalStorage (and the promise hooks it turns on) stays off.

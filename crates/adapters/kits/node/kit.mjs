@@ -51,8 +51,10 @@
 //   package.json (got, ky), found by walking up from its resolved entry point.
 //
 // Answers: call's result may be a number (the final status), or { status, attempts, ok,
-//   error }; ok defaults to a 2xx status; attempts defaults to the counter if anything was
-//   counted, else null. A thrown error becomes ok:false, error: err.code ?? err.name, with
+//   error, rejected }; ok defaults to a 2xx status; attempts defaults to the counter if
+//   anything was counted, else null (a call the library turned away without sending
+//   anything, such as an open breaker's, returns attempts: 0); rejected is how many calls
+//   the library's own breaker turned away for the request (never sent). A thrown error becomes ok:false, error: err.code ?? err.name, with
 //   err.attempts or the counter; a thrown error with a numeric err.statusCode (an exhausted
 //   status, as undici throws it) is answered with that status instead.
 //
@@ -274,7 +276,9 @@ function answerOf(call, result, err) {
   let error = r.error ?? null;
   if (!ok && status === null && error === null) error = 'Error';
   const attempts = Number.isInteger(r.attempts) ? r.attempts : counted;
-  return { id: call.id, ok, status, error, attempts };
+  const answer = { id: call.id, ok, status, error, attempts };
+  if (Number.isInteger(r.rejected) && r.rejected > 0) answer.rejected = r.rejected;
+  return answer;
 }
 
 async function runOne(client, id, cfg, msg) {

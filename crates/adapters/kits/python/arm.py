@@ -9,6 +9,8 @@ Clients (README.md has the table):
                             a plain requests session (urllib3 retries off)
   py-httpx-retries          httpx.Client + httpx-retries RetryTransport(Retry(total=3, backoff_factor=0.5))
   py-httpx-retries-async    the same with httpx.AsyncClient, on asyncio
+  py-pybreaker              pybreaker CircuitBreaker() defaults around a requests session without
+                            retries; a call the open breaker turns away is answered attempts 0
 
 Attempts are counted where each attempt goes on the wire (a urllib3 connection class, or an
 httpx transport under the retrying one), so they are exact whatever the outcome.
@@ -266,17 +268,88 @@ def httpx_retries_arm(cfg, warmup, use_async=False):
     return herd_arm.Client(policy=policy, call=call, close=close)
 
 
+# ---------------------------------------------------------------------------------------
+# pybreaker around a plain requests session (no retries), as its README teaches:
+# ``breaker.call(func)``, where func raises on a failed response.
+
+PYBREAKER_OPTIONS = {"fail_max": int, "reset_timeout": float, "success_threshold": int}
+
+
+class UpstreamStatus(Exception):
+    """A failed response (5xx, 408, 429), raised so that the breaker counts it."""
+
+    def __init__(self, status):
+        super().__init__(f"status {status}")
+        self.status = status
+
+
+def failed_status(status):
+    """What the breaker counts as a failure: herd_retry::breaker::is_failure's statuses."""
+    return status >= 500 or status in (408, 429)
+
+
+def pybreaker_arm(cfg, warmup):
+    import pybreaker
+
+    o = cfg.options
+    fail_max = o.get("fail_max", 5)
+    reset_timeout = o.get("reset_timeout", 60)
+    success_threshold = o.get("success_threshold", 1)
+    # Warm-up only: the same code paths (trip, reject, half-open probe) without waiting.
+    breaker = pybreaker.CircuitBreaker(fail_max=fail_max, reset_timeout=0.001 if warmup else reset_timeout,
+                                       success_threshold=success_threshold)
+    session = counting_session(cfg.pool, 0)
+    timeout = cfg.timeout_s
+
+    def attempt(req):
+        r = session.request(req.method, req.url, headers=req.headers, timeout=timeout)
+        if failed_status(r.status_code):
+            raise UpstreamStatus(r.status_code)
+        return r
+
+    def call(req):
+        try:
+            r = breaker.call(attempt, req)
+        except UpstreamStatus as e:
+            return herd_arm.Result(status=e.status)
+        except pybreaker.CircuitBreakerError as e:
+            if req.attempts == 0:
+                # Turned away while open: nothing was sent.
+                return herd_arm.Result(ok=False, error="CircuitBreakerError", attempts=0, rejected=1)
+            # The call that tripped it (or a failed trial call) did reach the server; pybreaker
+            # raises CircuitBreakerError in place of its error, chained to it.
+            cause = e.__context__
+            if isinstance(cause, UpstreamStatus):
+                return herd_arm.Result(status=cause.status, ok=False)
+            return herd_arm.Result(ok=False, error=type(cause).__name__ if cause else "CircuitBreakerError")
+        return herd_arm.Result(status=r.status_code)
+
+    policy = (
+        f"pybreaker {version('pybreaker')} CircuitBreaker(fail_max={fail_max}, reset_timeout={reset_timeout}, "
+        f"success_threshold={success_threshold}): opens at {fail_max} failures in a row (the call that "
+        f"trips it reached the server and raises CircuitBreakerError), rejects while open, then lets calls "
+        f"through (half-open) until a result decides; breaker.call holds the breaker's lock for the whole "
+        f"call, so calls through it run one at a time; around requests {version('requests')} + urllib3 "
+        f"{version('urllib3')}: Session, HTTPAdapter(pool_connections=1, pool_maxsize={cfg.pool}, "
+        f"max_retries=0), a 5xx, 408 or 429 raised as a failure; {timeout_text(cfg, 'per call (connect and read)')}; "
+        f"attempts counted per urllib3 connection request, rejections answered with attempts 0"
+    )
+    return herd_arm.Client(policy=policy, call=call, close=session.close)
+
+
 CLIENTS = {
     "py-requests": requests_arm,
     "py-tenacity": tenacity_arm,
     "py-httpx-retries": httpx_retries_arm,
     "py-httpx-retries-async": lambda cfg, warmup: httpx_retries_arm(cfg, warmup, use_async=True),
+    "py-pybreaker": pybreaker_arm,
 }
 OPTIONS = {
     "py-requests": URLLIB3_OPTIONS,
     "py-tenacity": TENACITY_OPTIONS,
     "py-httpx-retries": HTTPX_RETRIES_OPTIONS,
     "py-httpx-retries-async": HTTPX_RETRIES_OPTIONS,
+    "py-pybreaker": PYBREAKER_OPTIONS,
 }
 
 if __name__ == "__main__":

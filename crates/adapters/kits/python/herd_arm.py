@@ -65,10 +65,13 @@ that builds the client. A whole adapter::
     without, for the request running in the current context (thread or asyncio task).
 
 ``call`` returns
-    a ``Result(status=None, attempts=None, ok=None, error=None)``, or an int (the final
-    status), or an object with ``status_code`` or ``status``. ``ok`` defaults to
+    a ``Result(status=None, attempts=None, ok=None, error=None, rejected=None)``, or an int
+    (the final status), or an object with ``status_code`` or ``status``. ``ok`` defaults to
     ``200 <= status < 300``; ``attempts`` defaults to the counter if anything was counted,
-    else null. An exception raised by ``call`` becomes ``ok: false, error: "<ClassName>"``
+    else null (a call the library turned away without sending anything, such as an open
+    circuit breaker's, returns ``attempts=0`` explicitly). ``rejected``: calls the library's
+    own breaker turned away for this request, never sent (the answer's ``rejected`` field).
+    An exception raised by ``call`` becomes ``ok: false, error: "<ClassName>"``
     with the counted attempts (or the exception's own ``attempts`` attribute if it has one).
 
 stdout carries the protocol only: the kit writes answers under a lock, one line each, flushed;
@@ -135,6 +138,7 @@ class Result:
     attempts: Optional[int] = None
     ok: Optional[bool] = None
     error: Optional[str] = None
+    rejected: Optional[int] = None
 
 
 @dataclass
@@ -277,7 +281,10 @@ def _answer(c: Call, outcome: Any, exc: Optional[BaseException]) -> dict:
     if not ok and r.status is None and error is None:
         error = "Error"
     attempts = r.attempts if r.attempts is not None else counted
-    return {"id": c.id, "ok": bool(ok), "status": r.status, "error": error, "attempts": attempts}
+    answer = {"id": c.id, "ok": bool(ok), "status": r.status, "error": error, "attempts": attempts}
+    if r.rejected:
+        answer["rejected"] = r.rejected
+    return answer
 
 
 class _Output:

@@ -9,7 +9,8 @@ K request lines at a fixed rate; closes stdin; reads the answers and ``done``; a
 
 - the handshake is the first line, within 10 s, ``herd_adapter`` 1 and ``client`` as asked;
 - the upstream received nothing before the handshake;
-- every id is answered exactly once, with ``ok``/``status``/``error``/``attempts`` well typed,
+- every id is answered exactly once, with ``ok``/``status``/``error``/``attempts``/``rejected``
+  well typed,
   then ``{"done":true}``, then exit status 0;
 - ``attempts`` reported == requests the upstream received with that id;
 
@@ -272,7 +273,7 @@ def run(cmd, requests=20, rate=50.0, script=("503",), retry_after=None, expect_e
                 failures.append(f"line {n}: id {rid} answered twice")
             if not isinstance(msg.get("ok"), bool):
                 failures.append(f"line {n}: ok missing or not a bool")
-            for key, kind in (("status", int), ("error", str), ("attempts", int)):
+            for key, kind in (("status", int), ("error", str), ("attempts", int), ("rejected", int)):
                 if msg.get(key) is not None and not isinstance(msg.get(key), kind):
                     failures.append(f"line {n}: {key} is not {kind.__name__} or null")
             answers[rid] = msg
@@ -302,6 +303,8 @@ def run(cmd, requests=20, rate=50.0, script=("503",), retry_after=None, expect_e
         mix = {}
         for msg in answers.values():
             key = f"ok={msg['ok']} status={msg.get('status')} error={msg.get('error')} attempts={msg.get('attempts')}"
+            if msg.get("rejected") is not None:
+                key += f" rejected={msg['rejected']}"
             mix[key] = mix.get(key, 0) + 1
         summary["outcomes"] = mix
         gaps = {}
