@@ -66,6 +66,7 @@ if os.path.exists(VENV_PY):
                              '{"backoff_factor":"x"}', [(250, 750), (500, 1500), (1000, 3000)]),
         "py-httpx-retries-async": (py + ["py-httpx-retries-async"], '{"backoff_factor":0.02}', "retries",
                                    '{"total":true}', None),
+        "py-pybreaker": (py + ["py-pybreaker"], '{"reset_timeout":0.05}', "failmax", '{"fail_max":"5"}', None),
     })
     ADAPTERS["my-requests"] = ([VENV_PY, user_layout("my-requests.py", os.path.join(ROOT, "python", "herd_arm.py")),
                                 "--client", "my-requests"], '{"backoff_factor":0.01}', "totl", '{"total":"4"}',
@@ -82,6 +83,7 @@ if os.path.exists(GO_ARM):
                                     '{"retry_wait_min_ms":5,"retry_wait_max_ms":20}', "jitter",
                                     '{"retry_wait_min_ms":1.5}',
                                     [(10000, 21000), (20000, 42000), (30000, 63000), (40000, 84000)]),
+        "go-resiliency": (go + ["go-resiliency"], '{"timeout_ms":50}', "errs", '{"errors":1.5}', None),
     })
 else:
     print(f"skip: Go adapter ({GO_ARM} missing; run crates/adapters/kits/go/build.sh)")
@@ -107,6 +109,9 @@ if shutil.which("node") and os.path.isdir(NODE_MODULES):
                                       '{"shouldResetTimeout":1}', [(198, 225), (398, 430), (798, 840)]),
         "node-axios-retry-fulljitter": (arm("node-axios-retry-fulljitter"), '{"delayFactor":5}', "jitter",
                                         '{"retries":-1}', [(60, 140), (120, 280), (240, 560)]),
+        "node-opossum": (arm("node-opossum"), '{"resetTimeout":50}', "reset", '{"resetTimeout":"50"}', None),
+        "node-cockatiel": (arm("node-cockatiel"), '{"halfOpenAfter":50,"initialDelay":5}', "attempts",
+                           '{"maxAttempts":1.5}', None),
         "my-axios": (["node", user_layout("my-axios.mjs", os.path.join(ROOT, "node", "kit.mjs"), NODE_MODULES),
                       "--client", "my-axios"], '{"base_ms":5}', "retrys", '{"base_ms":"5"}',
                      [(600, 730), (1200, 1450), (2400, 2900)]),
