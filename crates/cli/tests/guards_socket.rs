@@ -118,7 +118,7 @@ fn a_fixed_hedge_lands_at_the_server_when_the_policy_says() {
     let file = dir.join("s.toml");
     std::fs::write(&file, HEDGE).unwrap();
     let sim = run("sim", file.to_str().unwrap(), &[]);
-    let v = bench_on_schedule(&[file.to_str().unwrap()]);
+    let v = run("bench", file.to_str().unwrap(), &[]);
     for (id, attempts) in [("polly", 2), ("grpc", 3)] {
         let (a, s) = (arm(&v, id), arm(&sim, id));
         assert_eq!(a["server_requests"], 100 * attempts, "{id}");
@@ -143,7 +143,7 @@ fn a_fixed_hedge_lands_at_the_server_when_the_policy_says() {
 #[test]
 fn breakers_on_the_socket_put_the_simulators_load_on_the_server() {
     let sim = run("sim", "breakers", &["--requests", "4000"]);
-    let v = bench_on_schedule(&["breakers", "--requests", "4000"]);
+    let v = run("bench", "breakers", &["--requests", "4000"]);
     for s in sim["arms"].as_array().unwrap() {
         let id = s["id"].as_str().unwrap();
         let a = arm(&v, id);
