@@ -36,13 +36,16 @@ fn run(cmd: &str, scenario: &str, extra: &[&str]) -> Value {
     serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
 }
 
-/// The breaker's server requests on the socket and in the simulator, and its report.
-fn both(name: &str, scenario: &str) -> [(u64, Value); 2] {
+/// The breaker's server requests in the simulator and on the socket, and its report. The
+/// socket run counts only if the driver kept its calls `gap_ms` apart (lag under half of
+/// it): calls bunched by a busy machine overlap, and a breaker lets through what is in
+/// flight before the failure that opens it comes back.
+fn both(name: &str, scenario: &str, gap_ms: f64) -> [(u64, Value); 2] {
     let dir = tempdir(name);
     let file = dir.join("s.toml");
     std::fs::write(&file, scenario).unwrap();
-    ["sim", "bench"].map(|cmd| {
-        let v = run(cmd, file.to_str().unwrap(), &[]);
+    let path = file.to_str().unwrap();
+    [run("sim", path, &[]), bench_within(&[path], gap_ms / 2.0)].map(|v| {
         let a = &v["arms"][0];
         (a["server_requests"].as_u64().unwrap(), a.clone())
     })
@@ -72,7 +75,7 @@ fn each_breaker_lets_the_same_requests_through_on_the_socket_as_in_the_simulator
         ),
         ("gobreaker", 100, 10.0, r#"{ profile = "gobreaker" }"#, 6),
     ] {
-        let [(sim, s), (socket, b)] = both(name, &all_failing(n, gap, breaker));
+        let [(sim, s), (socket, b)] = both(name, &all_failing(n, gap, breaker), gap);
         assert_eq!(sim, expected, "{name}: simulator");
         assert_eq!(socket, sim, "{name}: socket against simulator");
         // The breaker's own figures agree too: rejections are client-side fast failures.
@@ -118,7 +121,9 @@ fn a_fixed_hedge_lands_at_the_server_when_the_policy_says() {
     let file = dir.join("s.toml");
     std::fs::write(&file, HEDGE).unwrap();
     let sim = run("sim", file.to_str().unwrap(), &[]);
-    let v = run("bench", file.to_str().unwrap(), &[]);
+    // On schedule: a hedge that a busy machine holds past its original's answer is
+    // cancelled before it reaches the server.
+    let v = bench_on_schedule(&[file.to_str().unwrap()]);
     for (id, attempts) in [("polly", 2), ("grpc", 3)] {
         let (a, s) = (arm(&v, id), arm(&sim, id));
         assert_eq!(a["server_requests"], 100 * attempts, "{id}");
@@ -135,25 +140,5 @@ fn a_fixed_hedge_lands_at_the_server_when_the_policy_says() {
             s.get("server_hedge_ms").is_none(),
             "the simulator has no ids"
         );
-    }
-}
-
-/// `herd bench breakers` against `herd sim breakers`, cut to 40 s (the outage is 10–30 s):
-/// each arm's load within 10%.
-#[test]
-fn breakers_on_the_socket_put_the_simulators_load_on_the_server() {
-    let sim = run("sim", "breakers", &["--requests", "4000"]);
-    let v = run("bench", "breakers", &["--requests", "4000"]);
-    for s in sim["arms"].as_array().unwrap() {
-        let id = s["id"].as_str().unwrap();
-        let a = arm(&v, id);
-        let lm = |a: &Value| a["load_multiplier"].as_f64().unwrap();
-        let (sock, model) = (lm(a), lm(s));
-        eprintln!("{id}: socket {sock}, simulator {model}");
-        assert!(
-            (sock / model - 1.0).abs() <= 0.10,
-            "{id}: load multiplier {sock} on the socket against {model} in the simulator"
-        );
-        assert_eq!(a["breaker"].is_null(), s["breaker"].is_null(), "{id}");
     }
 }

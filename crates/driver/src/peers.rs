@@ -1,5 +1,6 @@
-//! Real Rust retry clients as arms, compiled into herd and configured with their own
-//! defaults (only the retry count is explicit where a library has no default):
+//! Real Rust clients (retries, hedging, a breaker) as arms, compiled into herd and
+//! configured with their own defaults (only the retry count is explicit where a library
+//! has no default):
 //!
 //! - `reqwest-retry`: reqwest-middleware + reqwest-retry 0.9 `RetryTransientMiddleware`
 //!   with retry-policies' `ExponentialBackoff` defaults (1 s minimum, base 2, 30 min cap,
@@ -11,9 +12,9 @@
 //! - `tower-retry`: tower 0.5 `retry::Retry` over hyper-util's client, `TpsBudget::default()`
 //!   (20%, 10 s, 10/s) and `ExponentialBackoffMaker::default()` (50 ms doubling, +99%
 //!   jitter), 3 retries on 5xx, 429 and errors.
-//! - `tower-hedge`: tower 0.5 `hedge::Hedge` beside the `tower-hedge` replica ([`hedge`]).
+//! - `tower-hedge`: tower 0.5 `hedge::Hedge` beside the `tower-hedge` replica (`peers/hedge.rs`).
 //! - `failsafe-rs`: failsafe-rs 1.3's breaker with its defaults, beside the `failsafe`
-//!   replica ([`breaker`]).
+//!   replica (`peers/breaker.rs`).
 //!
 //! They count attempts where the library lets us see them (a middleware or policy hook
 //! below the retry loop); reqwest's built-in retry hides its attempts, so that arm reports
