@@ -268,6 +268,8 @@ impl Run {
             abandoned: t.abandoned,
         });
         Ok(ArmRun {
+            hedging: None,
+            breaker: None,
             recorder: self.rec,
             wall: self.epoch.elapsed(),
             lag: self.lag,

@@ -129,6 +129,8 @@ pub(super) async fn drive(
     let complete = run.drive(arm, stop).await?;
     let (recorder, _) = run.tally.take();
     Ok(ArmRun {
+        hedging: None,
+        breaker: None,
         recorder,
         wall: epoch.elapsed(),
         lag: run.lag,

@@ -42,8 +42,11 @@ mod consumers;
 mod direct;
 mod engine;
 mod external;
+mod guard;
+mod guarded;
 mod handoff;
 mod lag;
+mod leg;
 mod logical;
 mod pace;
 pub mod peers;
@@ -65,7 +68,8 @@ use tally::{Finished, Tally};
 
 use herd_retry::Retrier;
 use herd_scenario::{
-    ArmClient, ArmFacts, ArmReport, Demand, Recorder, Scenario, ServerCounts, TargetCounts,
+    ArmClient, ArmFacts, ArmReport, BreakerReport, Demand, HedgingReport, Recorder, Scenario,
+    ServerCounts, TargetCounts,
 };
 use herd_upstream::{Stats, UpstreamServer};
 use logical::logical;
@@ -100,6 +104,10 @@ pub struct ArmRun {
     pub complete: bool,
     /// A client in another program: the adapter's command line, as run.
     pub command: Option<Vec<String>>,
+    /// Arms that hedge: what the hedging did.
+    pub hedging: Option<HedgingReport>,
+    /// Arms with a breaker: what the breaker did.
+    pub breaker: Option<BreakerReport>,
 }
 
 impl ArmRun {
@@ -111,7 +119,8 @@ impl ArmRun {
             driver_dropped: Some(self.dropped),
             command: self.command.clone(),
             target: self.target.as_ref(),
-            ..ArmFacts::default()
+            hedging: self.hedging,
+            breaker: self.breaker,
         };
         let id = &scenario.arms[index].id;
         self.recorder.finish(id, &self.counts, scenario, facts)
@@ -267,10 +276,11 @@ async fn prepare_or_stop(
 
 /// Who runs one logical request.
 enum Exec {
-    /// herd's driver and the arm's Retrier.
+    /// herd's driver and the arm's Retrier (and its hedger and breaker, if it has them).
     Replica {
         client: Box<HttpClient>,
         retrier: Arc<Mutex<Retrier>>,
+        guard: Option<Arc<guard::Guard>>,
     },
     /// A real Rust client.
     Peer(Arc<Peer>),
@@ -326,6 +336,13 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
                     exec: Exec::Replica {
                         client: Box::new(client),
                         retrier,
+                        guard: arm.is_guarded().then(|| {
+                            Arc::new(guard::Guard::new(
+                                arm.hedge,
+                                arm.breaker,
+                                scenario.arm_seed(index).breaker(),
+                            ))
+                        }),
                     },
                     policy: strategy.to_string(),
                 },

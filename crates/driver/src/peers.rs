@@ -1,5 +1,6 @@
-//! Real Rust retry clients as arms, compiled into herd and configured with their own
-//! defaults (only the retry count is explicit where a library has no default):
+//! Real Rust clients (retries, hedging, a breaker) as arms, compiled into herd and
+//! configured with their own defaults (only the retry count is explicit where a library
+//! has no default):
 //!
 //! - `reqwest-retry`: reqwest-middleware + reqwest-retry 0.9 `RetryTransientMiddleware`
 //!   with retry-policies' `ExponentialBackoff` defaults (1 s minimum, base 2, 30 min cap,
@@ -11,10 +12,16 @@
 //! - `tower-retry`: tower 0.5 `retry::Retry` over hyper-util's client, `TpsBudget::default()`
 //!   (20%, 10 s, 10/s) and `ExponentialBackoffMaker::default()` (50 ms doubling, +99%
 //!   jitter), 3 retries on 5xx, 429 and errors.
+//! - `tower-hedge`: tower 0.5 `hedge::Hedge` beside the `tower-hedge` replica (`peers/hedge.rs`).
+//! - `failsafe-rs`: failsafe-rs 1.3's breaker with its defaults, beside the `failsafe`
+//!   replica (`peers/breaker.rs`).
 //!
 //! They count attempts where the library lets us see them (a middleware or policy hook
 //! below the retry loop); reqwest's built-in retry hides its attempts, so that arm reports
 //! 0 client attempts. The server's counts are the upstream's either way.
+
+mod breaker;
+mod hedge;
 
 use super::Call;
 use bytes::Bytes;
@@ -51,6 +58,10 @@ pub enum Peer {
     ReqwestBuiltin(reqwest::Client, PeerOptions),
     /// tower's retry.
     TowerRetry(Box<TowerPeer>),
+    /// tower's hedge.
+    TowerHedge(Box<hedge::TowerHedgePeer>),
+    /// failsafe-rs' breaker.
+    FailsafeRs(Box<breaker::FailsafePeer>),
 }
 
 /// Per-request attempt counter, carried in the request's extensions.
@@ -125,6 +136,22 @@ impl Peer {
             RustPeer::TowerRetry => Peer::TowerRetry(Box::new(
                 TowerPeer::new(o).map_err(|e| format!("tower-retry: {e}"))?,
             )),
+            RustPeer::TowerHedge => {
+                let uri = o.url.parse().map_err(|e| format!("{}: {e}", o.url))?;
+                Peer::TowerHedge(Box::new(hedge::TowerHedgePeer::new(
+                    hyper_client(o.pool),
+                    uri,
+                    o.timeout,
+                )))
+            }
+            RustPeer::FailsafeRs => {
+                let uri = o.url.parse().map_err(|e| format!("{}: {e}", o.url))?;
+                Peer::FailsafeRs(Box::new(breaker::FailsafePeer::new(
+                    hyper_client(o.pool),
+                    uri,
+                    o.timeout,
+                )))
+            }
         })
     }
 
@@ -134,6 +161,8 @@ impl Peer {
             RustPeer::ReqwestRetry => "reqwest-retry 0.9 RetryTransientMiddleware: ExponentialBackoff defaults (1 s min, base 2, 30 min cap, full jitter), 3 retries; retries 5xx, 408, 429, timeouts, connection errors",
             RustPeer::ReqwestBuiltin => "reqwest 0.13 retry::for_host defaults: 2 retries, 20% TpsBudget (10 s, 10/s), no backoff; 5xx, 429 and errors retried; attempts not observable",
             RustPeer::TowerRetry => "tower 0.5 retry: TpsBudget::default() (20%, 10 s, 10/s), ExponentialBackoffMaker::default() (50 ms doubling, +99% jitter), 3 retries on 5xx, 429 and errors",
+            RustPeer::TowerHedge => hedge::DESCRIBE,
+            RustPeer::FailsafeRs => breaker::DESCRIBE,
         }
     }
 
@@ -180,6 +209,8 @@ impl Peer {
                 (ok, 0)
             }
             Peer::TowerRetry(t) => t.call(id, call).await,
+            Peer::TowerHedge(t) => t.call(id, call).await,
+            Peer::FailsafeRs(f) => f.call(id, call).await,
         }
     }
 }
@@ -205,16 +236,21 @@ pub struct TowerPeer {
     timeout: Option<Duration>,
 }
 
+/// hyper-util's client as the tower and failsafe-rs arms use it: `pool` idle connections
+/// kept, no hidden re-send of a cancelled request.
+fn hyper_client(pool: usize) -> HyperClient {
+    let mut conn = HttpConnector::new();
+    conn.set_nodelay(true);
+    Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(pool)
+        .retry_canceled_requests(false)
+        .build(conn)
+}
+
 impl TowerPeer {
     fn new(o: PeerOptions) -> Result<TowerPeer, String> {
-        let mut conn = HttpConnector::new();
-        conn.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(o.pool)
-            .retry_canceled_requests(false)
-            .build(conn);
         Ok(TowerPeer {
-            client,
+            client: hyper_client(o.pool),
             budget: Arc::new(TpsBudget::default()),
             backoff: ExponentialBackoffMaker::default(),
             uri: o.url.parse().map_err(|e| format!("{}: {e}", o.url))?,

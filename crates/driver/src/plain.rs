@@ -13,6 +13,7 @@
 //! takes the next, so an arrival costs no allocation once the run has as many workers
 //! as it has requests in flight.
 
+use super::guarded::guarded;
 use super::handoff::{Handoff, WorkerId};
 use super::pace::{pace, Backlog, Place, Source};
 use super::tally::{Finished, Tally};
@@ -104,7 +105,13 @@ pub(super) async fn drive(
         return Err(e);
     }
     let (recorder, lag) = tally.take();
+    let (hedging, breaker) = match &*exec {
+        Exec::Replica { guard: Some(g), .. } => g.report(),
+        _ => (None, None),
+    };
     Ok(ArmRun {
+        hedging,
+        breaker,
         recorder,
         wall: epoch.elapsed(),
         lag,
@@ -275,10 +282,25 @@ impl Work {
         let Job { i, at, call, place } = job;
         let intended = self.epoch + at;
         let mut sent = None;
+        let mut end = None;
         let (ok, attempts) = match &*self.exec {
-            Exec::Replica { client, retrier } => {
+            Exec::Replica {
+                client,
+                retrier,
+                guard: None,
+            } => {
                 let rng = self.arm_seed.request(i);
                 logical(client, retrier, self.epoch, &call, i, rng, &mut sent).await
+            }
+            Exec::Replica {
+                client,
+                retrier,
+                guard: Some(g),
+            } => {
+                let rng = self.arm_seed.request(i);
+                let e = guarded(client, retrier, g, self.epoch, &call, i, rng).await;
+                (sent, end) = (e.sent, Some(e.at));
+                (e.ok, e.attempts)
             }
             Exec::Peer(p) => {
                 sent = Some(Instant::now());
@@ -286,10 +308,11 @@ impl Work {
             }
         };
         drop(place);
+        let end = end.unwrap_or_else(Instant::now);
         self.tally.add(&Finished {
             record: LogicalRecord {
                 intended: at,
-                latency: intended.elapsed(),
+                latency: end.saturating_duration_since(intended),
                 ok,
                 attempts,
             },
@@ -304,9 +327,14 @@ impl Exec {
     /// (see [`super::HttpClient::with_own_pool`]).
     fn for_lane(self: &Arc<Self>, lane: usize, cold: usize) -> Arc<Exec> {
         match &**self {
-            Exec::Replica { client, retrier } if lane > 0 => Arc::new(Exec::Replica {
+            Exec::Replica {
+                client,
+                retrier,
+                guard,
+            } if lane > 0 => Arc::new(Exec::Replica {
                 client: Box::new(client.with_own_pool(cold)),
                 retrier: retrier.clone(),
+                guard: guard.clone(),
             }),
             _ => self.clone(),
         }

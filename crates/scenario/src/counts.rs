@@ -151,6 +151,12 @@ impl ServerCounts {
         self.first_retry.summary()
     }
 
+    /// Server-side hedge delays (a second arrival before the first was answered), when the
+    /// clients sent request ids.
+    pub fn hedge_delay(&self) -> Option<FirstRetrySummary> {
+        self.first_retry.hedge_summary()
+    }
+
     /// The totals over the run.
     pub fn totals(&self) -> ServerBucket {
         self.totals

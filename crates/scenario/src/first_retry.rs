@@ -18,6 +18,13 @@
 //! reset, a held request's answer, a shed): a first attempt that the client timed out is
 //! not the server's failure, and the retry that follows it is not measured.
 //!
+//! # A hedge's delay, by the same bookkeeping
+//!
+//! A second attempt that arrives while the server has not yet answered the first is a
+//! hedge (or a retry after the client timed the first out): its delay from the first
+//! arrival is kept apart ([`FirstRetries::hedge_summary`]), so a hedging replica's timer
+//! can be checked against a real library's where the load lands.
+//!
 //! Memory is bounded by the requests in flight plus the ones that were retried: a first
 //! attempt that succeeds forgets its id.
 
@@ -32,8 +39,8 @@ pub const REQUEST_ID_HEADER: &str = "x-herd-request";
 /// Where one id is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Seen {
-    /// The first attempt arrived; no outcome yet.
-    First,
+    /// The first attempt arrived at this instant (µs from the epoch); no outcome yet.
+    First(u64),
     /// The first attempt was failed by the server at this instant (µs from the epoch).
     Failed(u64),
     /// A second attempt arrived (measured or not): nothing more to learn.
@@ -46,20 +53,27 @@ pub struct FirstRetries {
     ids: HashMap<u64, Seen>,
     /// Delays in µs.
     hist: Histogram<u64>,
+    /// Second arrivals before the first was answered: delays from the first arrival, µs.
+    hedges: Histogram<u64>,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static bounds are valid")
 }
 
 impl Default for FirstRetries {
     fn default() -> Self {
         FirstRetries {
             ids: HashMap::new(),
-            hist: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static bounds are valid"),
+            hist: histogram(),
+            hedges: histogram(),
         }
     }
 }
 
 impl PartialEq for FirstRetries {
     fn eq(&self, other: &Self) -> bool {
-        self.ids == other.ids && self.hist == other.hist
+        self.ids == other.ids && self.hist == other.hist && self.hedges == other.hedges
     }
 }
 
@@ -90,7 +104,7 @@ impl FirstRetries {
     pub fn arrived(&mut self, id: u64, t: Duration) {
         match self.ids.get(&id).copied() {
             None => {
-                self.ids.insert(id, Seen::First);
+                self.ids.insert(id, Seen::First(micros(t)));
             }
             Some(Seen::Failed(at)) => {
                 let gap = micros(t).saturating_sub(at).max(1);
@@ -98,7 +112,9 @@ impl FirstRetries {
                 let _ = self.hist.record(gap.min(self.hist.high()));
                 self.ids.insert(id, Seen::Retried);
             }
-            Some(Seen::First) => {
+            Some(Seen::First(at)) => {
+                let gap = micros(t).saturating_sub(at).max(1);
+                let _ = self.hedges.record(gap.min(self.hedges.high()));
                 self.ids.insert(id, Seen::Retried);
             }
             Some(Seen::Retried) => {}
@@ -107,29 +123,38 @@ impl FirstRetries {
 
     /// The server failed an attempt of `id` at `t` (503, reset or shed).
     pub fn failed(&mut self, id: u64, t: Duration) {
-        if let Some(s @ Seen::First) = self.ids.get_mut(&id) {
+        if let Some(s @ Seen::First(_)) = self.ids.get_mut(&id) {
             *s = Seen::Failed(micros(t));
         }
     }
 
     /// The server answered an attempt of `id` with success.
     pub fn succeeded(&mut self, id: u64) {
-        if self.ids.get(&id) == Some(&Seen::First) {
+        if matches!(self.ids.get(&id), Some(Seen::First(_))) {
             self.ids.remove(&id);
         }
     }
 
     /// The delays so far, or `None` when no first retry was measured.
     pub fn summary(&self) -> Option<FirstRetrySummary> {
-        let h = &self.hist;
-        let ms = |us: f64| (us / 100.0).round() / 10.0;
-        (!h.is_empty()).then(|| FirstRetrySummary {
-            count: h.len(),
-            mean: ms(h.mean()),
-            p50: ms(h.value_at_quantile(0.5) as f64),
-            p90: ms(h.value_at_quantile(0.9) as f64),
-        })
+        summary(&self.hist)
     }
+
+    /// Second arrivals before the server answered the first: their delays from the first
+    /// arrival (a hedge's delay as the server sees it), or `None` when there was none.
+    pub fn hedge_summary(&self) -> Option<FirstRetrySummary> {
+        summary(&self.hedges)
+    }
+}
+
+fn summary(h: &Histogram<u64>) -> Option<FirstRetrySummary> {
+    let ms = |us: f64| (us / 100.0).round() / 10.0;
+    (!h.is_empty()).then(|| FirstRetrySummary {
+        count: h.len(),
+        mean: ms(h.mean()),
+        p50: ms(h.value_at_quantile(0.5) as f64),
+        p90: ms(h.value_at_quantile(0.9) as f64),
+    })
 }
 
 #[cfg(test)]
@@ -163,6 +188,7 @@ mod tests {
         f.arrived(1, ms(0));
         f.succeeded(1);
         assert!(f.ids.is_empty());
+        assert_eq!(f.hedge_summary(), None);
         // The client timed out (no server failure), then retried: not measured, and a
         // later server failure of the retry is not a first retry either.
         f.arrived(2, ms(0));
@@ -170,6 +196,25 @@ mod tests {
         f.failed(2, ms(2501));
         f.arrived(2, ms(3000));
         assert_eq!(f.summary(), None);
+    }
+
+    #[test]
+    fn a_second_arrival_before_the_answer_is_a_hedge() {
+        let mut f = FirstRetries::new();
+        // Hedged at 100 ms, the hedge answered, the original cancelled.
+        f.arrived(1, ms(0));
+        f.arrived(1, ms(100));
+        f.succeeded(1);
+        // A third arrival of the same request is not measured again.
+        f.arrived(1, ms(250));
+        // Failed first, then back: a retry, not a hedge.
+        f.arrived(2, ms(0));
+        f.failed(2, ms(5));
+        f.arrived(2, ms(105));
+        let h = f.hedge_summary().expect("one hedge");
+        assert_eq!(h.count, 1);
+        assert!((h.p50 - 100.0).abs() <= 0.1, "{h:?}");
+        assert_eq!(f.summary().expect("one retry").count, 1);
     }
 
     #[test]

@@ -382,11 +382,21 @@ pub enum RustPeer {
     ReqwestBuiltin,
     /// tower's `retry::Retry` with `TpsBudget` and `ExponentialBackoffMaker`.
     TowerRetry,
+    /// tower's `hedge::Hedge`, with the values of tower's own hedge test.
+    TowerHedge,
+    /// failsafe-rs' circuit breaker with its defaults (`Config::new()`).
+    FailsafeRs,
 }
 
 impl RustPeer {
     /// Client ids, as `[[arms]] client = ...` accepts them.
-    pub const NAMES: &'static [&'static str] = &["reqwest-retry", "reqwest-builtin", "tower-retry"];
+    pub const NAMES: &'static [&'static str] = &[
+        "reqwest-retry",
+        "reqwest-builtin",
+        "tower-retry",
+        "tower-hedge",
+        "failsafe-rs",
+    ];
 
     /// Parses a client id.
     pub fn from_name(s: &str) -> Option<RustPeer> {
@@ -394,6 +404,8 @@ impl RustPeer {
             "reqwest-retry" => Some(RustPeer::ReqwestRetry),
             "reqwest-builtin" => Some(RustPeer::ReqwestBuiltin),
             "tower-retry" => Some(RustPeer::TowerRetry),
+            "tower-hedge" => Some(RustPeer::TowerHedge),
+            "failsafe-rs" => Some(RustPeer::FailsafeRs),
             _ => None,
         }
     }
@@ -404,6 +416,8 @@ impl RustPeer {
             RustPeer::ReqwestRetry => "reqwest-retry",
             RustPeer::ReqwestBuiltin => "reqwest-builtin",
             RustPeer::TowerRetry => "tower-retry",
+            RustPeer::TowerHedge => "tower-hedge",
+            RustPeer::FailsafeRs => "failsafe-rs",
         }
     }
 }

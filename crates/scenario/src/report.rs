@@ -89,6 +89,34 @@ pub struct BreakerReport {
     pub probes: u64,
 }
 
+impl HedgingReport {
+    /// The report of a hedger's `counters` and what its client counted: `sent`, the hedges
+    /// that went on the wire (the hedger's own count includes those the breaker or a spent
+    /// deadline stopped first), and `stale`, answers to legs of a round already retried,
+    /// discarded as the hedger's `wasted` are. Every engine builds it here.
+    pub fn of(counters: &herd_retry::hedge::HedgeCounters, sent: u64, stale: u64) -> Self {
+        HedgingReport {
+            sent,
+            won: counters.hedges_won,
+            wasted: counters.wasted + stale,
+            cancelled: counters.cancelled,
+            refused: counters.refused,
+        }
+    }
+}
+
+impl BreakerReport {
+    /// The report of a breaker's `counters`. Every engine builds it here.
+    pub fn of(counters: &herd_retry::breaker::BreakerCounters) -> Self {
+        BreakerReport {
+            rejected: counters.rejected,
+            opened: counters.opened,
+            open_ms: counters.open_ns / 1_000_000,
+            probes: counters.probes,
+        }
+    }
+}
+
 /// The target of a proxy run (see [`crate::target`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
@@ -259,6 +287,12 @@ pub struct ArmReport {
     /// [`crate::first_retry`]). Absent when no such retry was seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_first_retry_ms: Option<FirstRetrySummary>,
+    /// A logical request's second attempt that reached the upstream before it answered the
+    /// first (a hedge, or a retry after a client-side timeout): its delay from the first
+    /// arrival, measured by the upstream by request id (see [`crate::first_retry`]). Real
+    /// runs only; absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_hedge_ms: Option<FirstRetrySummary>,
     /// Proxy runs only: requests the front forwarded to the target (those that drew no
     /// fault and were not shed). `server_requests` minus this is what herd answered itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -62,6 +62,12 @@ impl ArmSeed {
     pub fn request(self, id: u64) -> Pcg64Mcg {
         Pcg64Mcg::seed_from_u64(self.0 ^ id.wrapping_mul(REQUEST))
     }
+
+    /// The arm's breaker's stream (failsafe-rs' jittered open time): the stream of a
+    /// logical request index no request has, so it shares no draw with any of them.
+    pub fn breaker(self) -> Pcg64Mcg {
+        self.request(u64::MAX)
+    }
 }
 
 #[cfg(test)]

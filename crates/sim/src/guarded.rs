@@ -41,7 +41,7 @@
 
 use crate::event::{Answer, Attempt, AttemptId, Event};
 use crate::schedule::{nanos, LaneId, Schedule};
-use herd_retry::breaker::{Admission, Breaker, BreakerConfig, Permit, State};
+use herd_retry::breaker::{Admission, Breaker, BreakerConfig, Permit, State, CANCELLED, REJECTED};
 use herd_retry::hedge::{Action, Hedge, HedgePolicy, Hedger, MAX_ATTEMPTS};
 use herd_retry::{Decision, Failure, Method, Nanos, Outcome, Request, Retrier};
 use herd_scenario::Recorder;
@@ -51,13 +51,6 @@ use std::time::Duration;
 
 /// No leg.
 const NONE: u32 = u32::MAX;
-
-/// What a cancelled leg reports to its breaker: a status no breaker counts as a failure
-/// (nginx's "client closed request").
-const CANCELLED: Outcome = Outcome::Response {
-    status: 499,
-    retry_after: None,
-};
 
 /// One logical request.
 #[derive(Clone, Debug)]
@@ -382,7 +375,7 @@ impl Guarded {
         let (permit, phase) = match self.breaker.as_mut().map(|b| b.allow(now)) {
             None => (None, Phase::Waiting),
             Some(Admission::Permit(p)) => (Some(p), Phase::Waiting),
-            Some(Admission::Rejected) => return Some(Outcome::Failed(Failure::Throttled)),
+            Some(Admission::Rejected) => return Some(REJECTED),
             Some(Admission::Wait) => (None, Phase::Breaker),
         };
         let leg = Leg {
@@ -574,7 +567,7 @@ impl Guarded {
                     let leg = self.free_leg(i);
                     let r = &self.reqs[leg.req as usize];
                     if r.gen == leg.round && !r.between && !r.done {
-                        self.answer(s, leg.req, leg.attempt, Outcome::Failed(Failure::Throttled));
+                        self.answer(s, leg.req, leg.attempt, REJECTED);
                     }
                     self.release_req(leg.req);
                 }

@@ -46,22 +46,10 @@ impl SimRun {
         let facts = ArmFacts {
             policy,
             hedging: guard.and_then(|g| {
-                g.hedge.map(|h| HedgingReport {
-                    sent: g.tally.hedges_sent,
-                    won: h.hedges_won,
-                    wasted: h.wasted + g.tally.stale_answers,
-                    cancelled: h.cancelled,
-                    refused: h.refused,
-                })
+                (g.hedge.as_ref())
+                    .map(|h| HedgingReport::of(h, g.tally.hedges_sent, g.tally.stale_answers))
             }),
-            breaker: guard.and_then(|g| {
-                g.breaker.map(|b| BreakerReport {
-                    rejected: b.rejected,
-                    opened: b.opened,
-                    open_ms: b.open_ns / 1_000_000,
-                    probes: b.probes,
-                })
-            }),
+            breaker: guard.and_then(|g| g.breaker.as_ref().map(BreakerReport::of)),
             ..ArmFacts::default()
         };
         (self.recorder).finish(&arm.id, &self.counts, scenario, facts)
@@ -216,8 +204,7 @@ impl<'a> Arm<'a> {
                     hints: retry_after,
                     up,
                     one_way: nanos(one_way),
-                    // No logical request has this index: a stream of its own.
-                    breaker_rng: arm_seed.request(u64::MAX),
+                    breaker_rng: arm_seed.breaker(),
                 },
             ))
         });

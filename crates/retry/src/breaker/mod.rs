@@ -60,7 +60,7 @@ pub use config::{
     Trip,
 };
 
-use crate::classify::Outcome;
+use crate::classify::{Failure, Outcome};
 use rand::Rng;
 use trip::{nanos, Counts, Verdict};
 
@@ -142,6 +142,20 @@ pub struct Breaker {
     generation: u64,
     counters: BreakerCounters,
 }
+
+/// What a call the breaker turned away comes back as: a client-side fast failure, which
+/// each retry profile treats by its own rules and no retry budget counts as an upstream
+/// failure.
+pub const REJECTED: Outcome = Outcome::Failed(Failure::Throttled);
+
+/// What a permitted call that was cancelled (a hedge's loser) reports to its breaker: a
+/// status no breaker counts as a failure (nginx's "client closed request"). Polly's
+/// breaker counts an outcome it does not handle, a cancellation included, as a success;
+/// and a call left without a result would hold a half-open breaker's only probe for ever.
+pub const CANCELLED: Outcome = Outcome::Response {
+    status: 499,
+    retry_after: None,
+};
 
 /// Whether a breaker counts `outcome` as a failure: no response at all, or 408, 429 or a
 /// 5xx. The libraries count what the wrapped call raises; herd's kits raise on exactly

@@ -1,0 +1,88 @@
+//! What a replica arm with `hedge` or `breaker` shares among its logical requests: one
+//! [`Hedger`] and one [`Breaker`] per client, as the libraries keep them, behind locks its
+//! lanes share.
+//!
+//! They are herd-retry's objects, the very ones the simulator's guarded client drives;
+//! this module only holds them for the socket driver ([`super::guarded`] runs a logical
+//! request through them) and turns their counters into the report's words with the same
+//! constructors the simulator uses ([`HedgingReport::of`], [`BreakerReport::of`]).
+
+use herd_retry::breaker::{Admission, Breaker, BreakerConfig, Permit};
+use herd_retry::hedge::{HedgePolicy, Hedger};
+use herd_retry::Outcome;
+use herd_scenario::{BreakerReport, HedgingReport};
+use rand_pcg::Pcg64Mcg;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::Notify;
+
+/// One arm's hedger and breaker, and what its client counted beside them.
+pub(super) struct Guard {
+    hedger: Option<Mutex<Hedger>>,
+    /// The breaker and its random stream (failsafe-rs' jittered open time).
+    breaker: Option<Mutex<(Breaker, Pcg64Mcg)>>,
+    /// Woken at every change of the breaker's state: cockatiel's held calls ask again.
+    pub(super) wake: Notify,
+    /// Hedges (attempts beyond a round's first) that got a connection and went out.
+    pub(super) hedges_sent: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Guard {
+    /// The arm's hedger and breaker, created at the run's t = 0; `rng` is the breaker's
+    /// stream ([`herd_scenario::ArmSeed::breaker`]).
+    pub(super) fn new(
+        hedge: Option<HedgePolicy>,
+        breaker: Option<BreakerConfig>,
+        rng: Pcg64Mcg,
+    ) -> Guard {
+        Guard {
+            hedger: hedge.map(|p| Mutex::new(Hedger::new(p, 0))),
+            breaker: breaker.map(|c| Mutex::new((Breaker::new(c, 0), rng))),
+            wake: Notify::new(),
+            hedges_sent: AtomicU64::new(0),
+        }
+    }
+
+    /// The hedger, if the arm hedges.
+    pub(super) fn hedger(&self) -> Option<MutexGuard<'_, Hedger>> {
+        self.hedger.as_ref().map(lock)
+    }
+
+    /// The breaker's word on a call at `now` (ns since t = 0); `None` without a breaker.
+    pub(super) fn allow(&self, now: u64) -> Option<Admission> {
+        self.breaker.as_ref().map(|b| lock(b).0.allow(now))
+    }
+
+    /// A permitted call ended at `now` with `outcome`; a change of state wakes the calls
+    /// cockatiel holds.
+    pub(super) fn record(&self, permit: Option<Permit>, now: u64, outcome: &Outcome) {
+        let (Some(b), Some(p)) = (&self.breaker, permit) else {
+            return;
+        };
+        let changed = {
+            let mut b = lock(b);
+            let (breaker, rng) = &mut *b;
+            breaker.record(p, now, outcome, rng).is_some()
+        };
+        if changed {
+            self.wake.notify_waiters();
+        }
+    }
+
+    /// What the hedger and the breaker did, for the report.
+    pub(super) fn report(&self) -> (Option<HedgingReport>, Option<BreakerReport>) {
+        let sent = self.hedges_sent.load(Ordering::Relaxed);
+        // Answers to legs of a round already retried go through the hedger too here (see
+        // `super::guarded`), so its `wasted` holds them: no stale count of its own.
+        let hedging = self
+            .hedger
+            .as_ref()
+            .map(|h| HedgingReport::of(&lock(h).counters(), sent, 0));
+        let breaker = (self.breaker.as_ref()).map(|b| BreakerReport::of(&lock(b).0.counters()));
+        (hedging, breaker)
+    }
+}
