@@ -429,6 +429,10 @@ pub struct TuneArgs {
     /// Threads (default: one per core). The output does not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// With a target: do not run the recommended point and the runner-up on the target
+    /// after the search (predicted only).
+    #[arg(long)]
+    pub no_verify: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
