@@ -5,8 +5,8 @@
 //! model is whatever the scenario says, which is rarely the service; calibration measures
 //! the service at a few offered rates (open loop, constant arrivals, one arm that never
 //! retries, so every failure is one rejection and the load is exactly what was offered)
-//! and fits workers, service time, queue, shedding and a rate limiter to it in the
-//! simulator ([`herd_tune::calibrate`]). The written scenario says `calibrated = "..."`
+//! and fits workers, service time, queue, shedding, a rate limiter and the round trip
+//! before the service to it in the simulator ([`herd_tune::calibrate`]). The written scenario says `calibrated = "..."`
 //! beside its target, which is what `herd tune` asks for before it answers for a service.
 
 use crate::cli::CalibrateArgs;
@@ -131,11 +131,22 @@ pub fn run(a: CalibrateArgs) -> Result<(), Fail> {
             FRACTIONS.iter().map(|f| f * limit).collect()
         }
     };
-    // The planned steps share what is left of the budget in proportion to their rates.
-    let total: f64 = rates.iter().sum();
+    // The planned steps lengthen from half of --step-secs to one and a half times it, so
+    // the overloaded steps (the last) differ in length: a token bucket accepts `burst +
+    // rate·t`, and only steps of different `t` tell the two apart. They share what is
+    // left of the budget in proportion to their requests.
+    let n = rates.len();
+    let weight = |i: usize| {
+        if n > 1 {
+            0.5 + i as f64 / (n - 1) as f64
+        } else {
+            1.0
+        }
+    };
+    let total: f64 = rates.iter().enumerate().map(|(i, r)| r * weight(i)).sum();
     let secs = a.step_secs.min(budget as f64 / total.max(1.0));
-    for &r in &rates {
-        if step(r, secs, &mut budget)?.is_none() {
+    for (i, &r) in rates.iter().enumerate() {
+        if step(r, secs * weight(i), &mut budget)?.is_none() {
             break;
         }
     }
@@ -274,5 +285,9 @@ fn measured(s: &Scenario, r: &herd_scenario::ArmReport) -> Step {
         rejected_4xx: r4,
         rejected_5xx: r5,
         no_answer: r.failed.saturating_sub(r4 + r5),
+        front_ms: r
+            .target_latency_ms
+            .as_ref()
+            .map(|t| (r.latency_ms.p50 - t.p50).max(0.0)),
     }
 }
