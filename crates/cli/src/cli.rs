@@ -429,6 +429,10 @@ pub struct TuneArgs {
     /// Threads (default: one per core). The output does not depend on it.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// With a target: do not run the recommended point and the runner-up on the target
+    /// after the search (predicted only).
+    #[arg(long)]
+    pub no_verify: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -450,7 +454,8 @@ pub struct CalibrateArgs {
     /// requests away or falls behind, and the steps go from 10% to 150% of it.
     #[arg(long, value_name = "R")]
     pub max_rate: Option<f64>,
-    /// Seconds per step (fewer when --max-requests would be exceeded).
+    /// Seconds per step, on average: the planned steps lengthen from half of it to one and
+    /// a half times it (all shorter when --max-requests would be exceeded).
     #[arg(long, value_name = "S", default_value_t = 2.0)]
     pub step_secs: f64,
     /// Most requests the whole probe sends.

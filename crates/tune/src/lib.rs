@@ -15,6 +15,7 @@
 //! - [`search`]: grid or successive halving, the front, the recommendation;
 //! - [`spread`]: figures over seeds as median and min–max;
 //! - [`seeds`]: `herd sim|bench --seeds N`, one scenario over several seeds;
+//! - [`verify`]: predicted against measured, for a scenario with a target;
 //! - [`calibrate`]: the model of a real service fitted to a probe of it (`herd calibrate`);
 //! - [`output`] and [`plot`]: `tune.json`, the summary, the SVG and HTML.
 
@@ -28,6 +29,7 @@ pub mod seeds;
 pub mod space;
 pub mod spread;
 pub mod vary;
+pub mod verify;
 
 pub use error::TuneError;
 pub use output::{TuneReport, Tuned};

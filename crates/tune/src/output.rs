@@ -5,6 +5,7 @@ use crate::plot::{self, Dot};
 use crate::search::{self, flag, Limits, Searched, Verdict};
 use crate::space::Space;
 use crate::spread::{Figure, Figures, Spread};
+use crate::verify::{self, Verified};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -43,6 +44,10 @@ pub struct TuneReport {
     pub recommended_toml: Option<String>,
     /// The verdict in a sentence.
     pub verdict: String,
+    /// With a target: the best points run on it, predicted against measured (absent
+    /// without a target or with `--no-verify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified: Option<Verified>,
 }
 
 /// One `--vary`.
@@ -138,7 +143,12 @@ impl Tuned {
                     .collect(),
             })
             .collect();
-        let verdict = if tune {
+        let same = if tune {
+            verify::all_same(searched, seeds.len())
+        } else {
+            None
+        };
+        let verdict = if tune && same.is_none() {
             Some(search::recommend(&searched.outcomes, seeds.len(), limits))
         } else {
             None
@@ -163,7 +173,10 @@ impl Tuned {
             }
             None => (None, None),
         };
-        let sentence = sentence(space, searched, verdict.as_ref(), limits);
+        let sentence = match &same {
+            Some(f) => nothing_varies(space, f, limits),
+            None => sentence(space, searched, verdict.as_ref(), limits),
+        };
         Ok(Tuned {
             report: TuneReport {
                 schema: SCHEMA,
@@ -186,14 +199,20 @@ impl Tuned {
                 recommended,
                 recommended_toml,
                 verdict: sentence,
+                verified: None,
             },
             recommended_scenario,
             fronts,
         })
     }
 
-    /// The terminal's summary: the front (tune) or every point (sweep), then the verdict
-    /// and the recommended arm's TOML.
+    /// Records the runs of the best points on the target.
+    pub fn verified(&mut self, v: Verified) {
+        self.report.verified = Some(v);
+    }
+
+    /// The terminal's summary: the front (tune) or every point (sweep), then the verdict,
+    /// the recommended arm's TOML and, with a target, predicted against measured.
     pub fn text(&self) -> String {
         let r = &self.report;
         let t = self.summary();
@@ -222,6 +241,9 @@ impl Tuned {
         let _ = writeln!(s, "\n{}", r.verdict);
         if let Some(t) = &r.recommended_toml {
             let _ = writeln!(s, "\n{t}");
+        }
+        if let Some(v) = &r.verified {
+            let _ = write!(s, "\n{}", v.markdown(&r.limits));
         }
         s
     }
@@ -439,6 +461,9 @@ impl Tuned {
         if r.mode == "tune" {
             h.push_str("<p>★ recommended; front: on the Pareto front</p>\n");
         }
+        if let Some(v) = &r.verified {
+            h.push_str(&v.html(&r.limits));
+        }
         if let Some(toml) = &r.recommended_toml {
             let _ = write!(h, "<h2>Recommended arm</h2>\n<pre>{}</pre>\n", esc(toml));
         }
@@ -455,7 +480,7 @@ h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}\
 th,td{border:1px solid #ccc;padding:.3rem .6rem}th{background:#f3f3f3}\
 td.r,th.r{text-align:right}td{white-space:nowrap}tbody tr:nth-child(even){background:#fafafa}\
-tr.front td{background:#eef5ff}tr.recommended td{background:#fff1d6;font-weight:bold}\
+tr.front td{background:#eef5ff}tr.measured td{border-bottom:2px solid #999}tr.recommended td{background:#fff1d6;font-weight:bold}\
 pre{background:#f6f6f6;padding:1rem;overflow-x:auto}\
 ";
 
@@ -513,6 +538,37 @@ fn arm_toml(space: &Space, point: &[usize]) -> Result<String, crate::TuneError> 
 /// The whole scenario at `point` with the tuned arm alone.
 fn scenario_toml(space: &Space, point: &[usize]) -> Result<String, crate::TuneError> {
     toml::to_string(&tuned_doc(space, point)?).map_err(|e| crate::TuneError::Text(e.to_string()))
+}
+
+/// The verdict when every point gave the same figures: nothing to choose between them.
+fn nothing_varies(space: &Space, f: &Figures, limits: &Limits) -> String {
+    let keys: Vec<&str> = space.varies.iter().map(|v| v.key.as_str()).collect();
+    let figures = Figure::ALL
+        .iter()
+        .map(|x| format!("{} {}", x.title(), x.show_spread(f.get(*x))))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let broken = limits.broken(f);
+    let limits_said = if limits.each().is_empty() {
+        String::new()
+    } else if broken.is_empty() {
+        "; every point meets the limits".to_owned()
+    } else {
+        format!(
+            "; every point breaks {}",
+            broken
+                .iter()
+                .map(|(x, l, _)| format!("{} {}", flag(*x), x.show(*l)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    format!(
+        "the varied keys change nothing here: every point gives {figures} ({} varied), so there \
+         is nothing to recommend between them{limits_said}; the model may not fail where these \
+         keys act",
+        keys.join(", ")
+    )
 }
 
 fn sentence(space: &Space, searched: &Searched, v: Option<&Verdict>, limits: &Limits) -> String {

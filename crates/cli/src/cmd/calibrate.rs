@@ -5,8 +5,8 @@
 //! model is whatever the scenario says, which is rarely the service; calibration measures
 //! the service at a few offered rates (open loop, constant arrivals, one arm that never
 //! retries, so every failure is one rejection and the load is exactly what was offered)
-//! and fits workers, service time, queue, shedding and a rate limiter to it in the
-//! simulator ([`herd_tune::calibrate`]). The written scenario says `calibrated = "..."`
+//! and fits workers, service time, queue, shedding, a rate limiter and the round trip
+//! before the service to it in the simulator ([`herd_tune::calibrate`]). The written scenario says `calibrated = "..."`
 //! beside its target, which is what `herd tune` asks for before it answers for a service.
 
 use crate::cli::CalibrateArgs;
@@ -23,6 +23,12 @@ const FRACTIONS: [f64; 8] = [0.1, 0.25, 0.5, 0.75, 0.9, 1.1, 1.25, 1.5];
 
 /// The pause between steps, so a queue drains and a bucket refills before the next.
 const PAUSE: Duration = Duration::from_millis(400);
+
+/// A step whose driver fell further behind its schedule than this (ms) is measured again.
+const LAG_MS: f64 = 20.0;
+
+/// Tries per step at most.
+const TRIES: u32 = 3;
 
 pub fn run(a: CalibrateArgs) -> Result<(), Fail> {
     let loaded = load(&a.scenario).map_err(Fail::input)?;
@@ -74,10 +80,28 @@ pub fn run(a: CalibrateArgs) -> Result<(), Fail> {
         if !steps.is_empty() {
             std::thread::sleep(PAUSE);
         }
-        let Some(reports) = socket::run(&rt, &one, &stop)? else {
-            return Ok(None);
+        let mut tries = 1;
+        let report = loop {
+            let Some(mut reports) = socket::run(&rt, &one, &stop)? else {
+                return Ok(None);
+            };
+            let r = reports.swap_remove(0);
+            let lag = r.driver_lag_ms.map_or(0.0, |l| l.max);
+            if lag <= LAG_MS || tries == TRIES || *budget < n {
+                break r;
+            }
+            // Requests sent late went out bunched: the step measured the machine, not
+            // the service (a bucket accepts fewer of a bunch). Measure it again.
+            *budget -= n;
+            tries += 1;
+            if !a.quiet {
+                eprintln!(
+                    "  {rate:>8.1} req/s: the driver fell {lag:.0} ms behind its schedule (a busy machine); measuring the step again"
+                );
+            }
+            std::thread::sleep(PAUSE);
         };
-        let st = measured(&one, &reports[0]);
+        let st = measured(&one, &report);
         if !a.quiet {
             eprintln!(
                 "  {:>8.1} req/s × {:>5}: throughput {:>8.1} req/s, p50 {:.2} ms, p99 {:.2} ms, rejected {:.2}%",
@@ -131,11 +155,22 @@ pub fn run(a: CalibrateArgs) -> Result<(), Fail> {
             FRACTIONS.iter().map(|f| f * limit).collect()
         }
     };
-    // The planned steps share what is left of the budget in proportion to their rates.
-    let total: f64 = rates.iter().sum();
+    // The planned steps lengthen from half of --step-secs to one and a half times it, so
+    // the overloaded steps (the last) differ in length: a token bucket accepts `burst +
+    // rate·t`, and only steps of different `t` tell the two apart. They share what is
+    // left of the budget in proportion to their requests.
+    let n = rates.len();
+    let weight = |i: usize| {
+        if n > 1 {
+            0.5 + i as f64 / (n - 1) as f64
+        } else {
+            1.0
+        }
+    };
+    let total: f64 = rates.iter().enumerate().map(|(i, r)| r * weight(i)).sum();
     let secs = a.step_secs.min(budget as f64 / total.max(1.0));
-    for &r in &rates {
-        if step(r, secs, &mut budget)?.is_none() {
+    for (i, &r) in rates.iter().enumerate() {
+        if step(r, secs * weight(i), &mut budget)?.is_none() {
             break;
         }
     }
@@ -274,5 +309,9 @@ fn measured(s: &Scenario, r: &herd_scenario::ArmReport) -> Step {
         rejected_4xx: r4,
         rejected_5xx: r5,
         no_answer: r.failed.saturating_sub(r4 + r5),
+        front_ms: r
+            .target_latency_ms
+            .as_ref()
+            .map(|t| (r.latency_ms.p50 - t.p50).max(0.0)),
     }
 }

@@ -2,6 +2,8 @@
 //! foreground (`daemon off; master_process off`), its own prefix in a temporary directory,
 //! listening on a free loopback port, answering `return 200`, with an access log whose
 //! lines name the herd arm (`x-herd-arm`) that sent each request. Dropped, it is killed.
+//! [`Nginx::rate_limited`] serves a static file behind `limit_req` instead (`return`
+//! answers before `limit_req` runs, so it would never limit anything).
 //! A missing nginx fails the test (install it: `apt-get install nginx`, as .ci/run does).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -24,6 +26,25 @@ pub struct Nginx {
 impl Nginx {
     /// Starts nginx in `dir` (created) and waits until it accepts connections.
     pub fn start(dir: PathBuf) -> Nginx {
+        Nginx::with(dir, "", "return 200 \"ok\\n\";")
+    }
+
+    /// nginx serving a two-byte static file behind `limit_req zone=one rate=RATE
+    /// burst=BURST nodelay`, rejecting with 503.
+    pub fn rate_limited(dir: PathBuf, rate: &str, burst: u32) -> Nginx {
+        std::fs::create_dir_all(dir.join("html")).expect("nginx html dir");
+        std::fs::write(dir.join("html/index.html"), "ok").expect("index.html");
+        let http = format!("limit_req_zone $binary_remote_addr zone=one:1m rate={rate};\n  ");
+        let location = format!(
+            "root {}/html; try_files /index.html =404; limit_req zone=one burst={burst} nodelay; limit_req_status 503;",
+            dir.display()
+        );
+        Nginx::with(dir, &http, &location)
+    }
+
+    /// nginx with `http` at the top of its `http` block and `location` as the body of
+    /// `location /`.
+    pub fn with(dir: PathBuf, http: &str, location: &str) -> Nginx {
         assert!(
             std::path::Path::new(NGINX).exists(),
             "{NGINX} not found: the proxy tests need Debian's nginx (apt-get install nginx)"
@@ -34,12 +55,12 @@ impl Nginx {
         let conf = format!(
             "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
              error_log {d}/error.log warn;\nevents {{ worker_connections 4096; }}\n\
-             http {{\n  access_log off;\n  \
+             http {{\n  {http}access_log off;\n  \
              log_format arm '$msec $http_x_herd_arm $status $request_method $request_uri';\n  \
              client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n  \
              uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n  keepalive_requests 1000000;\n  \
              server {{\n    listen {addr};\n    access_log {d}/access.log arm;\n    \
-             location / {{ return 200 \"ok\\n\"; }}\n  }}\n}}\n"
+             location / {{ {location} }}\n  }}\n}}\n"
         );
         let conf_path = dir.join("nginx.conf");
         std::fs::write(&conf_path, conf).expect("nginx.conf");

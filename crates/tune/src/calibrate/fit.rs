@@ -9,10 +9,23 @@
 //!   offered`, so each overloaded step estimates `r` as its accepted rate less the burst
 //!   it let through at the start; the grid then tries rates around the estimate and a
 //!   few bursts.
-//! - **capacity** (workers, a queue, shedding): the service time comes from the lowest
-//!   step's latency less the round trip, the workers from the throughput ceiling times
-//!   the service time, and the queue from how far the saturated p99 rises over the
-//!   service time (`(queue / workers + 1)` service times at the back of a full queue).
+//! - **capacity** (workers, a queue, shedding): the service time comes from the
+//!   latency of the steps that did not queue less the round trip, the workers from the
+//!   throughput ceiling times the service time, and the queue from how far the saturated
+//!   p99 rises over the service time (`(queue / workers + 1)` service times at the back
+//!   of a full queue).
+//!
+//! **The round trip is fitted too.** A request to a real service crosses herd's front
+//! and the network before anything turns it away, so a rejection takes about as long as
+//! the path; in the model a rejection takes `[network] rtt_ms` and a success that plus
+//! the service time. The lowest steps' latency is the sum of both, and how it splits
+//! decides how fast an immediate retry comes back for another try (and how many workers
+//! a throughput ceiling implies). So every candidate is tried with the round trip at a
+//! few points between the part of it measured in herd's front (the client's p50 less
+//! the target's own, [`Step::front_ms`]) and all of it; the overloaded steps' latencies
+//! tell them apart. Steps of different lengths (the probe lengthens them as
+//! the rate grows) tell a token bucket's rate from its burst: `accepted = burst + rate·t`
+//! has one solution only when `t` varies.
 //!
 //! Every candidate is simulated on every step (same rate, same number of requests, no
 //! retries) and scored by the squared differences of rejection ratio and throughput
@@ -51,6 +64,10 @@ pub struct Step {
     pub rejected_5xx: u64,
     /// Requests that got no answer (reset, timeout).
     pub no_answer: u64,
+    /// With a target: the client's p50 less the target's own p50 (forwarded request to
+    /// response head), ms: herd's front and the way to it, which every request crosses
+    /// before the service can turn it away. The least the fitted round trip can be.
+    pub front_ms: Option<f64>,
 }
 
 impl Step {
@@ -85,6 +102,8 @@ pub struct Model {
     pub shed_503: bool,
     /// `[upstream.rate_limit]`: rate (requests per second), burst, status; `nodelay`.
     pub rate_limit: Option<(f64, u64, u16)>,
+    /// `[network] rtt_ms`: the round trip before the service (herd's front, the network).
+    pub rtt_ms: f64,
 }
 
 fn service_text<S: serde::Serializer>(s: &ServiceTime, ser: S) -> Result<S::Ok, S::Error> {
@@ -129,6 +148,7 @@ impl Model {
             ..RateLimit::nodelay_per_second(rate)
         });
         u.target = None;
+        s.network.rtt = std::time::Duration::from_secs_f64(r3(self.rtt_ms).max(0.0) / 1000.0);
     }
 
     /// The `[upstream]` keys of this model, as TOML lines (without the table header).
@@ -179,6 +199,7 @@ impl Model {
             parts.push("no capacity limit".to_owned());
         }
         parts.push(format!("service time {}", service_toml(&self.service_time)));
+        parts.push(format!("round trip {} ms", r3(self.rtt_ms)));
         parts.join("; ")
     }
 }
@@ -272,14 +293,66 @@ fn score(steps: &[Step], sim: &[StepFigures]) -> f64 {
 /// its closed form and a grid around it.
 fn candidates(probe: &Probe) -> Vec<Model> {
     let steps = &probe.steps;
-    let rtt = probe.scenario.network.rtt.as_secs_f64() * 1000.0;
-    let low = steps
+    let (p50_low, p99_low, front) = unqueued(steps);
+    let given = probe.scenario.network.rtt.as_secs_f64() * 1000.0;
+    let least = front.clamp(0.0, p50_low);
+    let mut rtts: Vec<f64> = [0.0, 0.25, 0.5, 0.75, 0.9]
         .iter()
-        .filter(|s| s.measured.reject_ratio < 0.01)
-        .min_by(|a, b| a.offered_rps.total_cmp(&b.offered_rps))
-        .unwrap_or(&steps[0]);
-    let median = (low.measured.p50_ms - rtt).max(0.02);
-    let p99 = (low.measured.p99_ms - rtt).max(median);
+        .map(|f| least + f * (p50_low - least))
+        .chain((least..=p50_low).contains(&given).then_some(given))
+        .collect();
+    rtts.sort_by(f64::total_cmp);
+    rtts.dedup();
+    let mut out = vec![];
+    for rtt in rtts {
+        out.extend(
+            family(steps, rtt, p50_low, p99_low)
+                .into_iter()
+                .map(|m| Model { rtt_ms: rtt, ..m }),
+        );
+    }
+    out.dedup();
+    out
+}
+
+/// The p50, the p99 and the front's share ([`Step::front_ms`], 0 without a target) of the
+/// steps that neither rejected nor queued (no rejections, the whole offered rate served,
+/// p50 within half again of the lowest): the medians over those steps, which is steadier
+/// than the lowest step alone.
+fn unqueued(steps: &[Step]) -> (f64, f64, f64) {
+    let floor = steps
+        .iter()
+        .map(|s| s.measured.p50_ms)
+        .fold(f64::MAX, f64::min);
+    let calm: Vec<&Step> = steps
+        .iter()
+        .filter(|s| {
+            s.measured.reject_ratio < 0.01
+                && s.measured.throughput_rps >= 0.97 * s.offered_rps
+                && s.measured.p50_ms <= 1.5 * floor
+        })
+        .collect();
+    let calm = if calm.is_empty() {
+        vec![&steps[0]]
+    } else {
+        calm
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (
+        median(calm.iter().map(|s| s.measured.p50_ms).collect()),
+        median(calm.iter().map(|s| s.measured.p99_ms).collect()),
+        median(calm.iter().map(|s| s.front_ms.unwrap_or(0.0)).collect()),
+    )
+}
+
+/// The candidates with round trip `rtt` (ms), the service time being the rest of the
+/// unqueued latency.
+fn family(steps: &[Step], rtt: f64, p50_low: f64, p99_low: f64) -> Vec<Model> {
+    let median = (p50_low - rtt).max(0.02);
+    let p99 = (p99_low - rtt).max(median);
     let service = if p99 > median * 1.2 {
         ServiceTime::Lognormal {
             median_ms: median,
@@ -300,6 +373,7 @@ fn candidates(probe: &Probe) -> Vec<Model> {
         queue_limit: 0,
         shed_503,
         rate_limit: None,
+        rtt_ms: rtt,
     };
     let mut out = vec![plain];
     let over: Vec<&Step> = steps
@@ -364,7 +438,6 @@ fn candidates(probe: &Probe) -> Vec<Model> {
             }
         }
     }
-    out.dedup();
     out
 }
 
@@ -417,6 +490,7 @@ mod tests {
                     rejected_4xx: 0,
                     rejected_5xx: failed,
                     no_answer: 0,
+                    front_ms: None,
                 }
             })
             .collect();
@@ -431,6 +505,7 @@ mod tests {
             queue_limit: 0,
             shed_503: true,
             rate_limit: Some((200.0, 20, 503)),
+            rtt_ms: 0.2,
         };
         let p = probe_of(truth, &[40.0, 100.0, 200.0, 250.0, 300.0]);
         let f = fit(&p);
@@ -448,6 +523,7 @@ mod tests {
             queue_limit: 8,
             shed_503: true,
             rate_limit: None,
+            rtt_ms: 0.2,
         };
         let p = probe_of(truth, &[40.0, 200.0, 300.0, 400.0, 500.0, 600.0]);
         let f = fit(&p);

@@ -190,9 +190,10 @@ impl FitReport {
     }
 }
 
-/// `text` (a scenario) with `model` as its `[upstream]` model and `calibrated = note`
-/// beside its target (when it has one). Faults and incidents are kept; the model keys
-/// (`service_time`, `workers`, `queue_limit`, `shed`, `rate_limit`) are replaced.
+/// `text` (a scenario) with `model` as its `[upstream]` model, its round trip as
+/// `[network] rtt_ms`, and `calibrated = note` beside its target (when it has one).
+/// Faults and incidents are kept; the model keys (`service_time`, `workers`,
+/// `queue_limit`, `shed`, `rate_limit`) are replaced.
 pub fn calibrated_toml(text: &str, model: &Model, note: &str) -> Result<String, String> {
     let mut doc: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
     let up = doc
@@ -216,7 +217,18 @@ pub fn calibrated_toml(text: &str, model: &Model, note: &str) -> Result<String, 
             up.insert(k, x.clone());
         }
     }
-    if up.contains_key("target") {
+    let has_target = up.contains_key("target");
+    let net = doc
+        .entry("network")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| "`network` is not a table".to_owned())?;
+    net.insert("rtt_ms".to_owned(), toml::Value::Float(r3(model.rtt_ms)));
+    let up = doc
+        .get_mut("upstream")
+        .and_then(toml::Value::as_table_mut)
+        .ok_or_else(|| "`upstream` is not a table".to_owned())?;
+    if has_target {
         up.insert(
             "calibrated".to_owned(),
             toml::Value::String(note.to_owned()),
