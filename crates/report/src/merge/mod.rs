@@ -135,7 +135,9 @@ pub fn merge(reports: &[(String, Report)], fronts: &[FrontStats]) -> Result<Merg
         report.stop = stop_note;
     }
     report.target = first.target.clone();
-    report.direct = first.direct.clone();
+    // Shards driven `--direct` at fronts counted nothing themselves; the fronts' counts
+    // (`fronts`) are the server side then, and the table shows them.
+    report.direct = first.direct.clone().filter(|_| fronts.is_empty());
     report.steal_ms = inputs
         .iter()
         .filter_map(|(_, r, _)| r.steal_ms)
