@@ -40,6 +40,10 @@ pub enum Command {
     /// run and fit the `[upstream]` model that reproduces it: writes calibrated.toml and the
     /// fit report (fit.md, fit.json, fit.svg) into --out.
     Calibrate(CalibrateArgs),
+    /// Merge shard reports (`herd bench|sim --shard I/N`) into the report one run of the
+    /// whole schedule would have written: histograms, buckets and counts added, every
+    /// percentile and multiplier recomputed from them.
+    Merge(MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout.
     Completions(CompletionsArgs),
     /// Print herd's man page (roff) to stdout.
@@ -120,12 +124,53 @@ pub struct BenchArgs {
     /// the same server.
     #[arg(long, requires = "target")]
     pub direct: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct SimArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub shard: ShardArgs,
+}
+
+/// Which part of the schedule a run drives, and when it starts.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ShardArgs {
+    /// Drive shard I of N (`0/4`): every N-th unit of the same schedule from the I-th
+    /// (with `[consumers]`, every N-th consumer's units), at the same instants; the report
+    /// carries what `herd merge` adds up. Without it, a Kubernetes Indexed Job's
+    /// `JOB_COMPLETION_INDEX` with `HERD_SHARDS` (the Job's completions) says the same.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// With a shard: start the schedule at this instant (Unix ms, or RFC 3339 such as
+    /// `2026-12-05T09:00:00Z`), so that every shard begins together.
+    #[arg(long, value_name = "TIME", env = "HERD_START_AT")]
+    pub start_at: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Shard reports (`report.json` of `herd bench|sim --shard I/N --out DIR`, or `--json`).
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<std::path::PathBuf>,
+    /// The server side from herd fronts (proxy mode) instead of the shards' own fronts:
+    /// a `/__herd/stats` URL (`http://HOST:PORT/__herd/stats`) or a file holding one
+    /// snapshot of it (repeatable, one per front; the fronts' counts are summed).
+    #[arg(long, value_name = "URL|FILE")]
+    pub stats: Vec<String>,
+    /// `Authorization: Bearer TOKEN` for --stats URLs (a front not on loopback needs it).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "HERD_ADMIN_TOKEN",
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Where a command's report goes: the text on the terminal, `--json`, `--out DIR`. Every

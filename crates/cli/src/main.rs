@@ -17,6 +17,7 @@ mod flags;
 mod output;
 mod prepare;
 mod seeds;
+mod shards;
 mod socket;
 mod steal;
 mod stop;

@@ -66,6 +66,10 @@ fn reports() -> Vec<(String, Value)> {
         "signal": "SIGINT", "after_ms": 4000, "finished": 50, "planned": 100, "left_out": ["naive"]
     });
     out.push(("partial".into(), partial));
+    out.push((
+        "shard".into(),
+        sim(&["seed-quick", "--requests", "60", "--shard", "1/3"]),
+    ));
     out
 }
 

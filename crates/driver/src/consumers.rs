@@ -22,7 +22,9 @@ use crate::Stop;
 use herd_retry::consumer::{Action, ConsumerRules, Consumers, Timer};
 use herd_retry::Retrier;
 use herd_scenario::ArmSeed;
-use herd_scenario::{ConsumerTally, Demand, LogicalRecord, Recorder, Scenario, ServerCounts, Unit};
+use herd_scenario::{
+    ConsumerTally, Demand, LogicalRecord, Recorder, Scenario, ServerCounts, Shard, Unit,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -41,6 +43,11 @@ pub(super) struct Parts {
     pub policy: String,
 }
 
+/// The next unit of `demand` that arrives at one of the shard's consumers.
+fn next_unit(demand: &mut Demand, shard: Option<Shard>) -> Option<Unit> {
+    demand.find(|u| shard.map_or(true, |s| s.owns_consumer(u.consumer)))
+}
+
 /// Runs arm `index`'s consumers until every unit is done and no request is live, or until
 /// `stop` fires.
 pub(super) async fn drive(
@@ -52,11 +59,13 @@ pub(super) async fn drive(
     stop: &Stop,
 ) -> io::Result<ArmRun> {
     let mut demand = Demand::new(scenario).map_err(|e| io::Error::other(e.to_string()))?;
-    let pending = demand.next();
+    let shard = scenario.load.shard;
+    let pending = next_unit(&mut demand, shard);
     let (tx, finished) = mpsc::unbounded_channel::<(u64, bool)>();
     let mut run = Run {
         machine: Consumers::new(p.rules, p.count, scenario.load.requests),
         demand,
+        shard,
         pending,
         tx,
         finished,
@@ -135,6 +144,8 @@ impl Source for Run {
 struct Run {
     machine: Consumers,
     demand: Demand,
+    /// The run's shard: only its consumers' units arrive (see `herd_scenario::shard`).
+    shard: Option<Shard>,
     /// The next unit of the demand, not yet due.
     pending: Option<Unit>,
     /// Where a request's task says it finished.
@@ -236,7 +247,7 @@ impl Run {
             let at = u.at().into();
             self.machine.arrive(u.consumer, at, &mut self.actions);
         }
-        self.pending = self.demand.next();
+        self.pending = next_unit(&mut self.demand, self.shard);
     }
 
     /// A stop: every live request is aborted, mid-attempt or mid-backoff.

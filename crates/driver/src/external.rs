@@ -115,7 +115,12 @@ pub(super) async fn drive(
     let tally = Tally::new(index, progress);
     // The schedule is a pure function of the seed (or the trace), so the intended time of
     // id N is computed here once rather than kept per request in flight.
-    let schedule: Vec<Unit> = arrivals(scenario)?.collect();
+    // With a shard, its own units only (ids then count the shard's units).
+    let schedule: Vec<Unit> = (0u64..)
+        .zip(arrivals(scenario)?)
+        .filter(|(k, u)| scenario.owns(*k, u))
+        .map(|(_, u)| u)
+        .collect();
     let mut run = Run {
         places: (0..schedule.len()).map(|_| None).collect(),
         schedule,

@@ -60,15 +60,12 @@ impl Lag {
 
     /// p50, p99 and max in ms, to the µs; `None` when nothing was sent.
     pub fn summary(&self) -> Option<LagSummary> {
-        if self.is_empty() {
-            return None;
-        }
-        let ms = |us: u64| us as f64 / 1000.0;
-        Some(LagSummary {
-            p50: ms(self.hist.value_at_quantile(0.5)),
-            p99: ms(self.hist.value_at_quantile(0.99)),
-            max: ms(self.hist.max()),
-        })
+        LagSummary::of(&self.hist)
+    }
+
+    /// The lag histogram, µs (a shard's report carries it, see `herd_scenario::mergeable`).
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
     }
 }
 

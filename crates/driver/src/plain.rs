@@ -19,7 +19,7 @@ use super::pace::{pace, Backlog, Place, Source};
 use super::tally::{Finished, Tally};
 use super::{arrivals, logical, thread, ArmRun, Call, Exec, Progress};
 use crate::Stop;
-use herd_scenario::{ArmSeed, Demand, LogicalRecord, Scenario, ServerCounts, Unit};
+use herd_scenario::{ArmSeed, Demand, LogicalRecord, Scenario, ServerCounts, Shard, Unit};
 use std::io;
 use std::sync::Arc;
 use tokio::task::JoinSet;
@@ -78,6 +78,7 @@ pub(super) async fn drive(
             lane,
             lanes,
             schedule: arrivals(scenario)?,
+            shard: scenario.load.shard,
             arm_seed: scenario.arm_seed(index),
             method: scenario.load.method,
             exec: exec.for_lane(lane, scenario.client.preconnect / lanes),
@@ -129,6 +130,8 @@ struct Lane {
     lane: usize,
     lanes: usize,
     schedule: Demand,
+    /// The run's shard: only its units are the lane's to send (see `herd_scenario::shard`).
+    shard: Option<Shard>,
     arm_seed: ArmSeed,
     method: herd_retry::Method,
     exec: Arc<Exec>,
@@ -145,6 +148,7 @@ impl Lane {
             lane,
             lanes,
             schedule,
+            shard,
             arm_seed,
             method,
             exec,
@@ -160,7 +164,16 @@ impl Lane {
             tally,
             epoch,
         };
-        let mut arrivals = (0u64..).zip(schedule).skip(lane).step_by(lanes);
+        // The shard's units, each with its place in the whole schedule (its request id and
+        // jitter stream), then every `lanes`-th of them.
+        let mine = move |(k, unit): &(u64, Unit)| shard.map_or(true, |s| s.owns(*k, unit, false));
+        let mut arrivals: Mine = Box::new(
+            (0u64..)
+                .zip(schedule)
+                .filter(mine)
+                .skip(lane)
+                .step_by(lanes),
+        );
         let next = arrivals.next();
         let mut source = LaneSource {
             arrivals,
@@ -183,7 +196,7 @@ impl Lane {
 }
 
 /// A lane's share of the schedule.
-type Mine = std::iter::StepBy<std::iter::Skip<std::iter::Zip<std::ops::RangeFrom<u64>, Demand>>>;
+type Mine = Box<dyn Iterator<Item = (u64, Unit)> + Send>;
 
 /// A lane in the arrival loop: its arrivals are due at their instants; once the last is
 /// handed out, its events are its workers finishing.

@@ -26,6 +26,7 @@ mod csv;
 mod error;
 mod html;
 mod latency;
+pub mod merge;
 pub mod palette;
 mod timeline;
 mod write;

@@ -242,6 +242,8 @@ pub enum Action {
     Done {
         /// The unit.
         unit: u64,
+        /// The consumer it arrived at.
+        consumer: u32,
         /// When it arrived.
         arrived: Nanos,
         /// Whether one of its logical requests succeeded (otherwise it was given up).
@@ -599,7 +601,7 @@ impl Consumers {
     /// `unit` is done: recorded, and (closed loop) its consumer's next unit armed.
     #[inline]
     fn record_done(&mut self, unit: u64, u: &Unit, ok: bool, now: Nanos, out: &mut impl Sink) {
-        out.done(unit, u.arrived, ok);
+        out.done(unit, u.consumer, u.arrived, ok);
         if let Some(think) = self.think {
             let consumer = u.consumer;
             out.arm(

@@ -75,6 +75,16 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl ServerBucket {
+    /// Adds `other`'s counts to these.
+    pub fn merge(&mut self, other: &ServerBucket) {
+        self.received += other.received;
+        self.ok += other.ok;
+        self.status_503 += other.status_503;
+        self.resets += other.resets;
+        self.shed += other.shed;
+        self.limited += other.limited;
+    }
+
     #[inline]
     fn add(&mut self, ev: ServerEvent) {
         match ev {
@@ -103,6 +113,21 @@ impl ServerCounts {
     /// An empty count.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Counts whose buckets are `buckets` (a sum of shards' counts, see
+    /// [`crate::mergeable`]); the totals are their sum, as when counted one by one. No
+    /// first-retry delays: those are not a sum.
+    pub fn from_buckets(buckets: Vec<ServerBucket>) -> Self {
+        let mut totals = ServerBucket::default();
+        for b in &buckets {
+            totals.merge(b);
+        }
+        ServerCounts {
+            buckets,
+            totals,
+            first_retry: FirstRetries::default(),
+        }
     }
 
     /// Records `ev` at `t` from the start of the run.

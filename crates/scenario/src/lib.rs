@@ -15,6 +15,7 @@ pub mod error;
 pub mod fault;
 pub mod first_retry;
 mod guard_spec;
+pub mod mergeable;
 pub mod model;
 pub mod parse;
 pub mod policy_spec;
@@ -25,6 +26,7 @@ pub mod recovery;
 pub mod report;
 mod secs_to_nanos;
 pub mod seeds;
+pub mod shard;
 pub mod span;
 mod strategy_spec;
 pub mod table;
@@ -41,15 +43,17 @@ pub use embedded::load;
 pub use error::ScenarioError;
 pub use fault::Fate;
 pub use first_retry::{FirstRetrySummary, REQUEST_ID_HEADER};
+pub use mergeable::{ArmShard, ServerScope, ShardSection};
 pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
 pub use rate_limit::RateLimit;
-pub use record::{ArmFacts, ConsumerTally, LogicalRecord, Recorder};
+pub use record::{ArmFacts, ConsumerTally, LogicalRecord, Recorder, RecorderParts};
 pub use report::{
     ArmReport, BreakerReport, HedgingReport, LagSummary, Latency, Report, StatusClasses, StopNote,
     TargetErrors, TargetInfo,
 };
 pub use seeds::{ArmSeed, Seeds};
+pub use shard::{Shard, ShardError};
 pub use target::{Target, TargetUrl};
 pub use target_counts::{TargetCounts, TargetOutcome};

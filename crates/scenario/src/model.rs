@@ -112,6 +112,10 @@ pub struct Load {
     /// connections and every n-th arrival, as wrk's `-t`. `None`: by rate, one per
     /// 60,000 req/s, leaving a core for the target. The simulator has no such thing.
     pub lanes: Option<usize>,
+    /// `--shard I/N`: drive only this shard's part of the schedule (see [`crate::shard`]).
+    /// `None`: all of it. The simulator still runs the whole schedule (see `herd-sim`)
+    /// and records only the shard's units.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// [`Load::backlog`] when the scenario does not set it: far above what a healthy
@@ -475,6 +479,22 @@ impl Scenario {
     /// they face the same schedule) but draw jitter from a stream of their own.
     pub fn arm_seed(&self, index: usize) -> crate::ArmSeed {
         self.seeds().arm(index)
+    }
+
+    /// Whether unit `k` of the schedule (its global index) is this run's to drive and
+    /// record: always without a shard; with one, by consumer under `[consumers]`, else by
+    /// index (see [`crate::shard`]).
+    #[inline]
+    pub fn owns(&self, k: u64, unit: &crate::Unit) -> bool {
+        self.load
+            .shard
+            .map_or(true, |s| s.owns(k, unit, self.consumers.is_some()))
+    }
+
+    /// Whether consumer `c`'s units are this run's (always without a shard).
+    #[inline]
+    pub fn owns_consumer(&self, c: u32) -> bool {
+        self.load.shard.map_or(true, |s| s.owns_consumer(c))
     }
 
     /// Every random stream of a run, from [`Scenario::seed`].

@@ -305,6 +305,7 @@ impl Check<'_> {
             trace,
             backlog,
             lanes,
+            shard: None,
         })
     }
 

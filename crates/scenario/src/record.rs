@@ -46,7 +46,7 @@ pub struct ArmFacts<'a> {
 }
 
 /// What an arm's consumers did, beyond the units recorded (see [`Recorder::set_consumers`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConsumerTally {
     /// Logical requests the consumers sent, re-sends included.
     pub logical_requests: u64,
@@ -56,6 +56,24 @@ pub struct ConsumerTally {
     pub timeouts: u64,
     /// Logical requests cancelled.
     pub abandoned: u64,
+}
+
+/// What a [`Recorder`] holds, in the open: [`Recorder::parts`] and
+/// [`Recorder::from_parts`].
+#[derive(Clone, Debug)]
+pub struct RecorderParts {
+    /// Latency, µs.
+    pub hist: Histogram<u64>,
+    /// Logical requests (units) per 100 ms bucket of their intended time.
+    pub offered: Vec<u64>,
+    /// Succeeded.
+    pub succeeded: u64,
+    /// Failed.
+    pub failed: u64,
+    /// Attempts of the recorded requests.
+    pub attempts: u64,
+    /// With `[consumers]`, what they sent.
+    pub consumers: Option<ConsumerTally>,
 }
 
 /// Aggregates one arm's logical requests.
@@ -150,6 +168,31 @@ impl Recorder {
         &self.hist
     }
 
+    /// Everything the recorder holds, for a shard's report (see [`crate::mergeable`]).
+    pub fn parts(&self) -> RecorderParts {
+        RecorderParts {
+            hist: self.hist.clone(),
+            offered: self.offered.clone(),
+            succeeded: self.succeeded,
+            failed: self.failed,
+            attempts: self.attempts,
+            consumers: self.consumers,
+        }
+    }
+
+    /// A recorder holding `parts`: the sum of shards' recorders is one whose report is
+    /// made by [`Recorder::finish`], exactly as a single run's.
+    pub fn from_parts(parts: RecorderParts) -> Recorder {
+        Recorder {
+            hist: parts.hist,
+            offered: parts.offered,
+            succeeded: parts.succeeded,
+            failed: parts.failed,
+            attempts: parts.attempts,
+            consumers: parts.consumers,
+        }
+    }
+
     /// Joins the client's view with the server's counts and the engine's `facts` into the
     /// arm's report.
     pub fn finish(
@@ -233,6 +276,22 @@ impl Latency {
             p999: ms(0.999),
             max: round3(hist.max() as f64 / 1000.0),
         }
+    }
+}
+
+impl LagSummary {
+    /// p50, p99 and max in ms, to the µs, of a lag histogram in µs; `None` when nothing
+    /// was sent.
+    pub fn of(hist: &Histogram<u64>) -> Option<LagSummary> {
+        if hist.is_empty() {
+            return None;
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        Some(LagSummary {
+            p50: ms(hist.value_at_quantile(0.5)),
+            p99: ms(hist.value_at_quantile(0.99)),
+            max: ms(hist.max()),
+        })
     }
 }
 

@@ -56,6 +56,10 @@ pub struct Report {
     pub steal_ms: Option<u64>,
     /// One entry per arm, in scenario order.
     pub arms: Vec<ArmReport>,
+    /// Shard reports only (`--shard I/N`): what `herd merge` adds up (see
+    /// [`crate::mergeable`]). Absent from every other report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::mergeable::ShardSection>,
 }
 
 /// An arm's hedging. Every hedge sent is a server request, whatever became of it, so
@@ -381,6 +385,7 @@ impl Report {
             direct: None,
             steal_ms: None,
             arms,
+            shard: None,
         }
     }
 

@@ -50,6 +50,21 @@ impl TargetCounts {
         }
     }
 
+    /// Counts holding these figures (a sum of shards', see [`crate::mergeable`]).
+    pub fn from_parts(
+        requests: u64,
+        status: StatusClasses,
+        errors: TargetErrors,
+        hist: Histogram<u64>,
+    ) -> Self {
+        TargetCounts {
+            requests,
+            status,
+            errors,
+            hist,
+        }
+    }
+
     /// A request is being sent to the target.
     pub fn forwarded(&mut self) {
         self.requests += 1;

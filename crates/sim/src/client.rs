@@ -56,6 +56,8 @@ struct Req {
     method: Method,
     /// The consumers' id for the request ([`NO_OWNER`] without consumers).
     owner: u64,
+    /// Whether it is the run's shard's (see [`Client::shard_recorder`]).
+    mine: bool,
 }
 
 /// An owned request that finished, for the consumers to take.
@@ -110,6 +112,8 @@ pub(crate) struct Client {
     slots: usize,
     waiting: VecDeque<AttemptId>,
     recorder: Recorder,
+    /// With a shard (`--shard`): the shard's own requests, recorded again here.
+    shard: Option<Recorder>,
     /// Finished requests that have an owner, for the consumers to take.
     finished: Vec<Finished>,
     /// Full attempt timeouts written down, not yet on the timeout lane (see
@@ -152,6 +156,7 @@ impl Client {
             slots,
             waiting: VecDeque::new(),
             recorder: Recorder::new(),
+            shard: None,
             finished: Vec::new(),
             deferred,
             departed: HashMap::new(),
@@ -177,14 +182,20 @@ impl Client {
         std::mem::swap(&mut self.finished, into);
     }
 
-    /// The finished requests.
-    pub(crate) fn into_recorder(self) -> Recorder {
-        self.recorder
+    /// Records the shard's own requests (those begun `mine`) in a recorder of their own
+    /// as well: a simulated shard runs the whole schedule and reports both.
+    pub(crate) fn shard_recorder(&mut self) {
+        self.shard = Some(Recorder::new());
     }
 
-    /// A new logical request, intended now, with its jitter RNG, its owner and its method
-    /// (a trace line's; `None`: the client's, `[load] method`); its first attempt starts.
-    /// Returns its slot.
+    /// The finished requests, and the shard's own among them (with a shard).
+    pub(crate) fn into_recorder(self) -> (Recorder, Option<Recorder>) {
+        (self.recorder, self.shard)
+    }
+
+    /// A new logical request, intended now, with its jitter RNG, its owner, its method
+    /// (a trace line's; `None`: the client's, `[load] method`) and whether it is the
+    /// shard's; its first attempt starts. Returns its slot.
     #[inline(always)]
     pub(crate) fn begin(
         &mut self,
@@ -192,6 +203,7 @@ impl Client {
         rng: Pcg64Mcg,
         owner: u64,
         method: Option<Method>,
+        mine: bool,
     ) -> u32 {
         let fresh = Req {
             method: method.unwrap_or(self.method),
@@ -203,6 +215,7 @@ impl Client {
             gen: 0,
             phase: Phase::Idle,
             owner,
+            mine,
         };
         let req = match self.free.pop() {
             Some(i) => {
@@ -447,6 +460,9 @@ impl Client {
             decision => {
                 let ok = decision == Decision::Success;
                 (self.recorder).record_nanos(r.intended, now - r.intended, ok, r.attempts);
+                if let (Some(shard), true) = (&mut self.shard, r.mine) {
+                    shard.record_nanos(r.intended, now - r.intended, ok, r.attempts);
+                }
                 r.phase = Phase::Free;
                 self.free.push(req);
             }

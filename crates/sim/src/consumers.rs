@@ -19,7 +19,7 @@ use crate::schedule::{nanos, Schedule};
 use carry::Carrier;
 use herd_retry::consumer::{ConsumerRules, Consumers, Timer};
 use herd_retry::Nanos;
-use herd_scenario::{ArmSeed, Seeds};
+use herd_scenario::{ArmSeed, Seeds, Shard};
 use herd_scenario::{ConsumerTally, Recorder};
 
 /// One arm's consumers and the bookkeeping between their ids and the client's slots.
@@ -39,6 +39,7 @@ impl Driver {
         count: u32,
         units: u64,
         arm_seed: ArmSeed,
+        shard: Option<Shard>,
     ) -> Self {
         Driver {
             carrier: Carrier {
@@ -51,6 +52,7 @@ impl Driver {
                 deferred: Deferred::new(nanos(rules.timeout()), s),
                 arm_seed,
                 recorder: Recorder::new(),
+                shard: shard.map(|s| (s, Recorder::new())),
             },
             rules: Consumers::new(rules, count, units),
             finished: Vec::new(),
@@ -122,16 +124,22 @@ impl Driver {
         }
     }
 
-    /// The units recorded, with the consumers' tally and the client's attempt count.
-    pub(crate) fn into_recorder(mut self, client: &Client) -> Recorder {
+    /// The units recorded, with the consumers' tally and the client's attempt count; and
+    /// with a shard, its own consumers' units, with the same (whole) tally.
+    pub(crate) fn into_recorder(mut self, client: &Client) -> (Recorder, Option<Recorder>) {
         let t = self.rules.tally();
-        self.carrier.recorder.set_consumers(ConsumerTally {
+        let tally = ConsumerTally {
             logical_requests: t.sent,
             attempts: client.attempts(),
             timeouts: t.timeouts,
             abandoned: t.abandoned,
+        };
+        self.carrier.recorder.set_consumers(tally);
+        let shard = self.carrier.shard.map(|(_, mut r)| {
+            r.set_consumers(tally);
+            r
         });
-        self.carrier.recorder
+        (self.carrier.recorder, shard)
     }
 }
 

@@ -74,6 +74,8 @@ struct Req {
     between: bool,
     /// The logical request is recorded.
     done: bool,
+    /// It is the run's shard's (see [`Guarded::shard_recorder`]).
+    mine: bool,
     /// The slot is on the free list (asked for from several places; put there once).
     freed: bool,
 }
@@ -130,6 +132,8 @@ pub(crate) struct Guarded {
     held: Vec<u32>,
     departed: HashMap<AttemptId, u64>,
     recorder: Recorder,
+    /// With a shard (`--shard`): the shard's own requests, recorded again here.
+    shard: Option<Recorder>,
     tally: GuardTally,
     /// Breaker state changes: (when, state), for a timeline.
     transitions: Vec<(u64, State)>,
@@ -185,24 +189,37 @@ impl Guarded {
             held: Vec::new(),
             departed: HashMap::new(),
             recorder: Recorder::new(),
+            shard: None,
             tally: GuardTally::default(),
             transitions: Vec::new(),
         }
     }
 
-    /// The finished requests and the counts.
-    pub(crate) fn finish(self) -> (Recorder, GuardOutcome) {
+    /// The finished requests, the shard's own among them (with a shard), and the counts.
+    pub(crate) fn finish(self) -> (Recorder, Option<Recorder>, GuardOutcome) {
         let out = GuardOutcome {
             hedge: self.hedger.as_ref().map(Hedger::counters),
             breaker: self.breaker.as_ref().map(Breaker::counters),
             tally: self.tally,
             transitions: self.transitions,
         };
-        (self.recorder, out)
+        (self.recorder, self.shard, out)
     }
 
-    /// A new logical request, intended now.
-    pub(crate) fn begin(&mut self, s: &mut Schedule<Event>, rng: Pcg64Mcg, method: Option<Method>) {
+    /// Records the shard's own requests (those begun `mine`) in a recorder of their own
+    /// as well: a simulated shard runs the whole schedule and reports both.
+    pub(crate) fn shard_recorder(&mut self) {
+        self.shard = Some(Recorder::new());
+    }
+
+    /// A new logical request, intended now; `mine`: the shard's.
+    pub(crate) fn begin(
+        &mut self,
+        s: &mut Schedule<Event>,
+        rng: Pcg64Mcg,
+        method: Option<Method>,
+        mine: bool,
+    ) {
         let now = s.now();
         let fresh = Req {
             intended: now,
@@ -217,6 +234,7 @@ impl Guarded {
             between: true,
             done: false,
             freed: false,
+            mine,
         };
         let req = match self.free.pop() {
             Some(i) => {
@@ -346,6 +364,9 @@ impl Guarded {
             decision => {
                 let ok = decision == Decision::Success;
                 (self.recorder).record_nanos(r.intended, now - r.intended, ok, r.attempts);
+                if let (Some(shard), true) = (&mut self.shard, r.mine) {
+                    shard.record_nanos(r.intended, now - r.intended, ok, r.attempts);
+                }
                 r.done = true;
                 self.release_req(req);
             }

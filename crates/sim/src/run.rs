@@ -25,6 +25,12 @@ use std::time::Duration;
 pub struct SimRun {
     /// The client side: every logical request, finished.
     pub recorder: Recorder,
+    /// With a shard (`[load] shard`, `--shard I/N`): the client side of the shard's own
+    /// logical requests (units), which its report carries for `herd merge`. The run is
+    /// still the whole schedule's: the upstream's queue, rate limit and fault draws couple
+    /// every request to every other, so a shard's requests meet exactly the fates they meet
+    /// in the single run only when all the others run beside them.
+    pub shard_recorder: Option<Recorder>,
     /// The server side, counted by the model upstream as the real one counts.
     pub counts: ServerCounts,
     /// Events the loop processed (for events/s figures).
@@ -148,6 +154,8 @@ struct Arm<'a> {
     guarded: Option<Box<Guarded>>,
     consumers: Option<consumers::Driver>,
     arm_seed: ArmSeed,
+    /// The run's shard, if any: which units' requests are recorded twice.
+    shard: Option<herd_scenario::Shard>,
 }
 
 impl<'a> Arm<'a> {
@@ -192,8 +200,12 @@ impl<'a> Arm<'a> {
             },
         );
         let arm_seed = scenario.arm_seed(index);
+        let shard = scenario.load.shard;
+        if shard.is_some() {
+            client.shard_recorder();
+        }
         let guarded = arm.is_guarded().then(|| {
-            Box::new(Guarded::new(
+            let mut g = Box::new(Guarded::new(
                 Retrier::new(arm.strategy().expect("checked above")),
                 arm.hedge,
                 arm.breaker,
@@ -206,7 +218,11 @@ impl<'a> Arm<'a> {
                     one_way: nanos(one_way),
                     breaker_rng: arm_seed.breaker(),
                 },
-            ))
+            ));
+            if shard.is_some() {
+                g.shard_recorder();
+            }
+            g
         });
         let mut consumers = match (&scenario.consumers, arm.consumers) {
             (Some(c), Some(rules)) => Some(consumers::Driver::new(
@@ -215,6 +231,7 @@ impl<'a> Arm<'a> {
                 c.count,
                 scenario.load.requests,
                 arm_seed,
+                shard,
             )),
             _ => None,
         };
@@ -228,6 +245,7 @@ impl<'a> Arm<'a> {
             guarded,
             consumers,
             arm_seed,
+            shard,
         }
     }
 
@@ -237,11 +255,13 @@ impl<'a> Arm<'a> {
             Some(c) => c.arrive(&mut self.s, &mut self.client, unit.consumer),
             None => {
                 let rng = self.arm_seed.request(i as u64);
+                let mine = self.shard.map_or(true, |s| s.owns(i as u64, &unit, false));
                 match &mut self.guarded {
                     None => {
-                        self.client.begin(&mut self.s, rng, NO_OWNER, unit.method);
+                        self.client
+                            .begin(&mut self.s, rng, NO_OWNER, unit.method, mine);
                     }
-                    Some(g) => g.begin(&mut self.s, rng, unit.method),
+                    Some(g) => g.begin(&mut self.s, rng, unit.method, mine),
                 }
             }
         }
@@ -308,16 +328,17 @@ impl<'a> Arm<'a> {
     }
 
     fn into_run(self, error: Option<ScenarioError>) -> SimRun {
-        let (recorder, guard) = match (self.consumers, self.guarded) {
+        let ((recorder, shard_recorder), guard) = match (self.consumers, self.guarded) {
             (_, Some(g)) => {
-                let (r, o) = g.finish();
-                (r, Some(o))
+                let (r, shard, o) = g.finish();
+                ((r, shard), Some(o))
             }
             (Some(c), None) => (c.into_recorder(&self.client), None),
             (None, None) => (self.client.into_recorder(), None),
         };
         SimRun {
             recorder,
+            shard_recorder,
             counts: self.server.into_counts(),
             events: self.s.events(),
             end: Duration::from_nanos(self.s.now()),

@@ -9,12 +9,13 @@ use crate::emit::{emit, left_out};
 use crate::engine::{assemble, reports, runtime};
 use crate::fail::Fail;
 use crate::prepare::prepare;
+use crate::shards;
 use crate::steal::StealClock;
 use crate::stop::Signals;
 use crate::target;
 use anyhow::anyhow;
 use herd_driver::{run_arms, Direct, Partial, Progress, RunError, RunOptions, Watch};
-use herd_scenario::{Scenario, StopNote};
+use herd_scenario::{ArmShard, Scenario, ServerScope, StopNote};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -38,6 +39,25 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
             return Err(Fail::input(anyhow!("--lanes must be at least 1")));
         }
         s.load.lanes = Some(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    let sharding = shards::resolve(&a.shard)?;
+    if let Some(sh) = sharding {
+        if a.run.seeds.is_some() {
+            return Err(Fail::input(anyhow!(
+                "--seeds does not apply to a shard: merge the shards of one seed"
+            )));
+        }
+        if s.consumers
+            .as_ref()
+            .is_some_and(|c| c.rules.think().is_some())
+        {
+            return Err(Fail::input(anyhow!(
+                "--shard: scenario `{}` has closed-loop consumers (think_ms), whose units start as \
+                 earlier ones finish: there is no schedule to split",
+                s.name
+            )));
+        }
+        s.load.shard = Some(sh.shard);
     }
     let direct = target::direct(&a)?;
     if direct.is_none() {
@@ -68,6 +88,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         });
     }
     let signals = Signals::install()?;
+    if let Some(ms) = sharding.and_then(|sh| sh.start_unix_ms) {
+        shards::wait_for_start(ms, quiet);
+    }
     if !quiet && s.upstream.target.is_none() {
         eprintln!(
             "herd bench {}: {} arm(s), {} requests each at {} req/s{}",
@@ -106,7 +129,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     if let Some(b) = &bars {
         b.finish();
     }
-    let (mut report, recorders) = assemble("real", &s, &runs, signals.caught());
+    // A shard offered 1/N of the rate: its own report's multipliers are against that.
+    let shown = shards::own_share(&s);
+    let (mut report, recorders) = assemble("real", &shown, &runs, signals.caught());
     if out_of_files.is_some() {
         report = report.stopped(StopNote {
             signal: "running out of file descriptors".to_owned(),
@@ -121,7 +146,26 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     report.steal_ms = steal
         .taken()
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    emit(&a.run.output, &report, &s, &p.text, &recorders)?;
+    if let Some(sh) = sharding {
+        let arms = runs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
+            .map(|(i, r)| {
+                let lag = Some(r.lag.histogram());
+                ArmShard::of(
+                    &s.arms[i].id,
+                    &r.recorder,
+                    &r.counts,
+                    lag,
+                    r.target.as_ref(),
+                )
+            })
+            .collect();
+        report.shard = Some(shards::section(sh, ServerScope::Own, &s, &p.text, arms));
+        shards::announce(&report, sh, quiet);
+    }
+    emit(&a.run.output, &report, &shown, &p.text, &recorders)?;
     let mut dropped = false;
     for (i, r) in runs.iter().enumerate() {
         let Some(r) = r else { continue };

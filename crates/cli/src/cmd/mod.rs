@@ -7,6 +7,7 @@ mod bench;
 mod calibrate;
 mod check;
 mod docs;
+mod merge;
 mod policy;
 mod scenarios;
 mod sim;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Fail> {
         Command::Trace(a) => trace::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Calibrate(a) => calibrate::run(a),
+        Command::Merge(a) => merge::run(a),
         Command::Completions(a) => docs::completions(a),
         Command::Man => docs::man(),
     };

@@ -11,16 +11,27 @@ use crate::emit::emit;
 use crate::engine::{assemble, reports};
 use crate::fail::Fail;
 use crate::prepare::prepare;
+use crate::shards;
 use crate::steal::StealClock;
 use crate::stop::Signals;
+use herd_scenario::{ArmShard, ServerScope};
 use herd_sim::engine::threads;
 use std::process::ExitCode;
 use std::time::Instant;
 
 pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
     let p = prepare(&a.run)?;
-    let s = p.scenario;
+    let mut s = p.scenario;
     a.run.output.check()?;
+    let sharding = shards::resolve(&a.shard)?;
+    if let Some(sh) = sharding {
+        if a.run.seeds.is_some() {
+            return Err(Fail::input(anyhow::anyhow!(
+                "--seeds does not apply to a shard: merge the shards of one seed"
+            )));
+        }
+        s.load.shard = Some(sh.shard);
+    }
     if let Some(arm) = s.arms.iter().find(|a| !a.client.is_replica()) {
         return Err(Fail::input(anyhow::anyhow!(
             "arm {} runs a real client, which only `herd bench` can drive; the simulator runs herd's own policies (pick replica arms with --arm)",
@@ -59,7 +70,22 @@ pub fn run(a: SimArgs) -> Result<ExitCode, Fail> {
             "the trace changed during the run: {e}"
         )));
     }
-    let (report, recorders) = assemble("sim", &s, &runs, signals.caught());
+    let (mut report, recorders) = assemble("sim", &s, &runs, signals.caught());
+    if let Some(sh) = sharding {
+        // The shard simulated the whole run, so its arms are the whole run's; the section
+        // holds its own units' part, and the server's view, which is the whole run's.
+        let arms = runs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
+            .map(|(i, r)| {
+                let own = r.shard_recorder.as_ref().unwrap_or(&r.recorder);
+                ArmShard::of(&s.arms[i].id, own, &r.counts, None, None)
+            })
+            .collect();
+        report.shard = Some(shards::section(sh, ServerScope::Whole, &s, &p.text, arms));
+        shards::announce(&report, sh, quiet);
+    }
     emit(&a.run.output, &report, &s, &p.text, &recorders)?;
     if !quiet {
         let events: u64 = runs.iter().flatten().map(|r| r.events).sum();

@@ -52,8 +52,13 @@ pub trait Sink {
 
     /// [`Action::Done`].
     #[inline]
-    fn done(&mut self, unit: u64, arrived: Nanos, ok: bool) {
-        self.act(Action::Done { unit, arrived, ok });
+    fn done(&mut self, unit: u64, consumer: u32, arrived: Nanos, ok: bool) {
+        self.act(Action::Done {
+            unit,
+            consumer,
+            arrived,
+            ok,
+        });
     }
 }
 

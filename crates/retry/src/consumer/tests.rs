@@ -88,6 +88,7 @@ fn reissue_keeps_the_original_running() {
         step(&mut c, |c, o| c.finished(0, true, ms(4000), o)),
         [Action::Done {
             unit: 0,
+            consumer: 0,
             arrived: ms(0),
             ok: true
         }]
@@ -151,6 +152,7 @@ fn abandon_cancels_before_it_resends_and_cap_holds_the_line() {
         [
             Action::Done {
                 unit: 0,
+                consumer: 0,
                 arrived: ms(0),
                 ok: true
             },
@@ -179,6 +181,7 @@ fn abandon_cancels_before_it_resends_and_cap_holds_the_line() {
             Action::Cancel { request: 3 },
             Action::Done {
                 unit: 1,
+                consumer: 0,
                 arrived: ms(100),
                 ok: false
             }
@@ -232,6 +235,7 @@ fn give_up_while_waiting_frees_the_place_in_line() {
         )),
         [Action::Done {
             unit: 1,
+            consumer: 0,
             arrived: ms(1),
             ok: false
         }]
@@ -241,6 +245,7 @@ fn give_up_while_waiting_frees_the_place_in_line() {
         step(&mut c, |c, o| c.finished(0, true, ms(10_002), o)),
         [Action::Done {
             unit: 0,
+            consumer: 0,
             arrived: ms(0),
             ok: true
         }]
@@ -268,6 +273,7 @@ fn closed_loop_thinks_between_units_and_stops_at_the_limit() {
         [
             Action::Done {
                 unit: 0,
+                consumer: 1,
                 arrived: ms(100),
                 ok: true
             },

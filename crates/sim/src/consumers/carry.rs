@@ -8,12 +8,14 @@ use crate::event::{Event, Swept};
 use crate::schedule::{LaneId, Schedule};
 use herd_retry::consumer::{Action, Sink, Timer};
 use herd_retry::Nanos;
-use herd_scenario::{ArmSeed, Recorder};
+use herd_scenario::{ArmSeed, Recorder, Shard};
 
 /// What carrying out the actions needs, kept between events.
 pub(super) struct Carrier {
     pub(super) arm_seed: ArmSeed,
     pub(super) recorder: Recorder,
+    /// With a shard (`--shard`): its own consumers' units, recorded again here.
+    pub(super) shard: Option<(Shard, Recorder)>,
     /// Lanes for the timers whose delay is fixed by the rules (timeout, give-up, think):
     /// each kind is armed in time order (a give-up armed late, at a unit's first timeout,
     /// still nearly always is), with a million consumers they are most of the pending
@@ -62,7 +64,12 @@ impl Sink for Carrying<'_> {
             // The rules cancel through `cancel`, with the slot `send` returned.
             Action::Cancel { .. } => unreachable!("cancels come through Sink::cancel"),
             Action::Arm { at, timer } => self.arm(at, timer),
-            Action::Done { unit, arrived, ok } => self.done(unit, arrived, ok),
+            Action::Done {
+                unit,
+                consumer,
+                arrived,
+                ok,
+            } => self.done(unit, consumer, arrived, ok),
         }
     }
 
@@ -71,7 +78,8 @@ impl Sink for Carrying<'_> {
     #[inline(always)]
     fn send(&mut self, _unit: u64, request: u64) -> u32 {
         let rng = self.carrier.arm_seed.request(request);
-        self.client.begin(self.s, rng, request, None)
+        // The consumers record the unit (`done`), so the request's own flag is unused.
+        self.client.begin(self.s, rng, request, None, true)
     }
 
     /// Cancels the request in client slot `slot` (a consumer abandoned it).
@@ -117,10 +125,14 @@ impl Sink for Carrying<'_> {
 
     /// Records a unit that arrived at `arrived` ns and is done now.
     #[inline(always)]
-    fn done(&mut self, _unit: u64, Nanos(arrived): Nanos, ok: bool) {
+    fn done(&mut self, _unit: u64, consumer: u32, Nanos(arrived): Nanos, ok: bool) {
         let now = self.s.now();
-        self.carrier
-            .recorder
-            .record_nanos(arrived, now.saturating_sub(arrived), ok, 0);
+        let latency = now.saturating_sub(arrived);
+        self.carrier.recorder.record_nanos(arrived, latency, ok, 0);
+        if let Some((shard, r)) = &mut self.carrier.shard {
+            if shard.owns_consumer(consumer) {
+                r.record_nanos(arrived, latency, ok, 0);
+            }
+        }
     }
 }
