@@ -16,8 +16,9 @@
 //!
 //! A probe on a machine busy enough to stall the services themselves measures the
 //! machine (a step's arrivals reach the limiter bunched); as `bench_on_schedule` does for
-//! the driver's lag, the calibration and the comparison are run up to three times, and
-//! every attempt's figures are printed.
+//! the driver's lag, the calibration and the comparison are run up to three times (a
+//! fit that misses the service's shape, a limiter for nginx and two workers for herd's
+//! upstream, counts as a miss too), and every attempt's figures are printed.
 
 mod common;
 use common::nginx::{free_port, Nginx};
@@ -137,19 +138,26 @@ fn a_rate_limited_nginx_is_fitted_and_the_fit_predicts_each_arm() {
     attempts(|k| {
         let path = calibrate(&scen, &dir.join(format!("fit{k}")), &["--max-rate", "400"]);
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("rate_limit"), "a limiter is fitted: {text}");
-        path
+        if text.contains("rate_limit") {
+            Ok(path)
+        } else {
+            Err(format!("no limiter fitted: {text}"))
+        }
     });
 }
 
 /// Calibrates (`fit(attempt)` returns the calibrated scenario) and compares, up to three
 /// times, until the bars hold; fails with every attempt's misses.
-fn attempts(fit: impl Fn(usize) -> PathBuf) {
+fn attempts(fit: impl Fn(usize) -> Result<PathBuf, String>) {
     let mut all = vec![];
     for k in 0..3 {
-        let path = fit(k);
-        let (sim, real) = sim_and_bench(&path);
-        let misses = compare(&sim, &real);
+        let misses = match fit(k) {
+            Ok(path) => {
+                let (sim, real) = sim_and_bench(&path);
+                compare(&sim, &real)
+            }
+            Err(wrong) => vec![wrong],
+        };
         if misses.is_empty() {
             return;
         }
@@ -223,11 +231,11 @@ fn herds_own_capacity_limited_upstream_is_fitted_and_the_fit_predicts_each_arm()
     attempts(|k| {
         let path = calibrate(&scen, &dir.join(format!("fit{k}")), &["--max-rate", "600"]);
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            text.contains("workers = 2"),
-            "two workers are fitted: {text}"
-        );
-        path
+        if text.contains("workers = 2") {
+            Ok(path)
+        } else {
+            Err(format!("not two workers: {text}"))
+        }
     });
 }
 

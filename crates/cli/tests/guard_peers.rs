@@ -7,14 +7,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn run(cmd: &str, scenario: &str, extra: &[&str]) -> Value {
-    let mut args = vec![cmd, scenario, "--json", "-", "--quiet"];
-    args.extend_from_slice(extra);
-    let o = herd(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
-}
-
 const FAILSAFE: &str = r#"
 name = "failsafe-pair"
 [load]
@@ -80,7 +72,9 @@ fn tower_hedge_sends_its_hedges_when_its_replica_does() {
     let dir = tempdir("tower-hedge-pair");
     let file = dir.join("s.toml");
     std::fs::write(&file, TOWER).unwrap();
-    let v = run("bench", file.to_str().unwrap(), &[]);
+    // On schedule: a thread the machine starves records latencies (and fires hedge
+    // timers) late, and the two arms' histograms then describe the machine.
+    let v = bench_on_schedule(&[file.to_str().unwrap()]);
     let (r, real) = (arm(&v, "replica"), arm(&v, "tower-hedge"));
     let delay = |a: &Value| {
         let h = &a["server_hedge_ms"];
