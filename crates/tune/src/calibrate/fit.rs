@@ -23,7 +23,12 @@
 //! a throughput ceiling implies). So every candidate is tried with the round trip at a
 //! few points between the part of it measured in herd's front (the client's p50 less
 //! the target's own, [`Step::front_ms`]) and all of it; the overloaded steps' latencies
-//! tell them apart. Steps of different lengths (the probe lengthens them as
+//! tell them apart, and where they cannot (a constant-time service at one worker and
+//! half the service time, or at two and the whole: the same ceiling, the same wait at
+//! the back of a full queue) the split the front measured wins: a round trip longer
+//! than measured pays [`SPLIT_PRIOR`] times the square of its excess as a share of the
+//! unqueued latency, a little more than the noise between such twins on loopback.
+//! Steps of different lengths (the probe lengthens them as
 //! the rate grows) tell a token bucket's rate from its burst: `accepted = burst + rate·t`
 //! has one solution only when `t` varies.
 //!
@@ -225,12 +230,21 @@ pub fn fit(probe: &Probe) -> Fit {
     assert!(!probe.steps.is_empty(), "a fit needs at least one step");
     let cands = candidates(probe);
     let scored = simulate_all(probe, &cands);
-    let (i, error) = scored
+    let (p50_low, _, front) = unqueued(&probe.steps);
+    let least = front.clamp(0.0, p50_low);
+    let excess = |m: &Model| ((m.rtt_ms - least).max(0.0) / p50_low.max(1e-9)).powi(2);
+    let (i, _) = scored
         .iter()
         .enumerate()
-        .map(|(i, sim)| (i, score(&probe.steps, sim)))
+        .map(|(i, sim)| {
+            (
+                i,
+                score(&probe.steps, sim) + SPLIT_PRIOR * excess(&cands[i]),
+            )
+        })
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .expect("at least one candidate");
+    let error = score(&probe.steps, &scored[i]);
     Fit {
         model: cands[i],
         error,
@@ -238,6 +252,11 @@ pub fn fit(probe: &Probe) -> Fit {
         candidates: cands.len(),
     }
 }
+
+/// What a fitted round trip pays for each (share of the unqueued latency)² it lies above
+/// the part the front measured: enough to settle twins the steps cannot tell apart,
+/// far below what a step's worth of wrong rejections costs (100 × 0.03² = 0.09).
+pub const SPLIT_PRIOR: f64 = 0.1;
 
 /// Every candidate simulated on every step.
 fn simulate_all(probe: &Probe, cands: &[Model]) -> Vec<Vec<StepFigures>> {
@@ -311,8 +330,13 @@ fn candidates(probe: &Probe) -> Vec<Model> {
                 .map(|m| Model { rtt_ms: rtt, ..m }),
         );
     }
-    out.dedup();
-    out
+    let mut unique: Vec<Model> = Vec::with_capacity(out.len());
+    for m in out {
+        if !unique.contains(&m) {
+            unique.push(m);
+        }
+    }
+    unique
 }
 
 /// The p50, the p99 and the front's share ([`Step::front_ms`], 0 without a target) of the
@@ -349,18 +373,28 @@ fn unqueued(steps: &[Step]) -> (f64, f64, f64) {
 }
 
 /// The candidates with round trip `rtt` (ms), the service time being the rest of the
-/// unqueued latency.
+/// unqueued latency: spread out to the unqueued p99 (a lognormal) when that lies above
+/// the p50, and constant too, since some of that spread may be the client's and the
+/// front's rather than the service's, and which it is changes the queue the steps imply.
 fn family(steps: &[Step], rtt: f64, p50_low: f64, p99_low: f64) -> Vec<Model> {
     let median = (p50_low - rtt).max(0.02);
     let p99 = (p99_low - rtt).max(median);
-    let service = if p99 > median * 1.2 {
-        ServiceTime::Lognormal {
+    let mut shapes = vec![ServiceTime::Constant { ms: median }];
+    if p99 > median * 1.02 {
+        shapes.push(ServiceTime::Lognormal {
             median_ms: median,
             p99_ms: p99,
-        }
-    } else {
-        ServiceTime::Constant { ms: median }
-    };
+        });
+    }
+    shapes
+        .into_iter()
+        .flat_map(|service| shaped(steps, rtt, service))
+        .collect()
+}
+
+/// The candidates with round trip `rtt` (ms) and service time `service` (scaled where
+/// a ceiling calls for it).
+fn shaped(steps: &[Step], rtt: f64, service: ServiceTime) -> Vec<Model> {
     let mean = mean_ms(&service);
     let (r4, r5, none) = steps.iter().fold((0, 0, 0), |(a, b, c), s| {
         (a + s.rejected_4xx, b + s.rejected_5xx, c + s.no_answer)
