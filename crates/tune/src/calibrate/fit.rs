@@ -228,10 +228,10 @@ pub struct Fit {
 /// If the probe has no steps.
 pub fn fit(probe: &Probe) -> Fit {
     assert!(!probe.steps.is_empty(), "a fit needs at least one step");
-    let cands = candidates(probe);
-    let scored = simulate_all(probe, &cands);
-    let (p50_low, _, front) = unqueued(&probe.steps);
+    let (p50_low, p99_low, front) = unqueued(&probe.steps);
     let least = front.clamp(0.0, p50_low);
+    let cands = candidates(probe, least, p50_low, p99_low);
+    let scored = simulate_all(probe, &cands);
     let excess = |m: &Model| ((m.rtt_ms - least).max(0.0) / p50_low.max(1e-9)).powi(2);
     let (i, _) = scored
         .iter()
@@ -310,11 +310,11 @@ fn score(steps: &[Step], sim: &[StepFigures]) -> f64 {
 
 /// The candidates: no limit, the rate-limiter family and the capacity family, each from
 /// its closed form and a grid around it.
-fn candidates(probe: &Probe) -> Vec<Model> {
+/// `least` is the round trip the front measured, `p50_low` and `p99_low` the unqueued
+/// steps' latency ([`unqueued`]).
+fn candidates(probe: &Probe, least: f64, p50_low: f64, p99_low: f64) -> Vec<Model> {
     let steps = &probe.steps;
-    let (p50_low, p99_low, front) = unqueued(steps);
     let given = probe.scenario.network.rtt.as_secs_f64() * 1000.0;
-    let least = front.clamp(0.0, p50_low);
     let mut rtts: Vec<f64> = [0.0, 0.25, 0.5, 0.75, 0.9]
         .iter()
         .map(|f| least + f * (p50_low - least))
@@ -392,8 +392,9 @@ fn family(steps: &[Step], rtt: f64, p50_low: f64, p99_low: f64) -> Vec<Model> {
         .collect()
 }
 
-/// The candidates with round trip `rtt` (ms) and service time `service` (scaled where
-/// a ceiling calls for it).
+/// The candidates with round trip `rtt` (ms) and service time `service`: no limit, the
+/// rate limiters, and the capacity models, whose service time is rescaled so that their
+/// workers serve the measured ceiling.
 fn shaped(steps: &[Step], rtt: f64, service: ServiceTime) -> Vec<Model> {
     let mean = mean_ms(&service);
     let (r4, r5, none) = steps.iter().fold((0, 0, 0), |(a, b, c), s| {
@@ -564,5 +565,26 @@ mod tests {
         assert!(f.model.rate_limit.is_none(), "{:?}", f.model);
         let cap = f.model.workers as f64 * 1000.0 / mean_ms(&f.model.service_time);
         assert!((cap - 400.0).abs() < 30.0, "{:?} {cap}", f.model);
+    }
+
+    #[test]
+    fn the_front_s_split_picks_the_workers_of_twins() {
+        // Two workers × 5 ms and one × 2.5 ms share a ceiling and a full queue's wait;
+        // with the front measuring a 1.2 ms round trip only the first explains it.
+        let truth = Model {
+            workers: 2,
+            service_time: ServiceTime::Constant { ms: 5.0 },
+            queue_limit: 20,
+            shed_503: true,
+            rate_limit: None,
+            rtt_ms: 1.2,
+        };
+        let mut p = probe_of(truth, &[40.0, 200.0, 300.0, 440.0, 500.0, 600.0]);
+        for s in &mut p.steps {
+            s.front_ms = Some(1.2);
+        }
+        let f = fit(&p);
+        assert_eq!(f.model.workers, 2, "{:?}", f.model);
+        assert!((f.model.rtt_ms - 1.2).abs() < 0.05, "{:?}", f.model);
     }
 }
