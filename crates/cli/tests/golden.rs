@@ -30,6 +30,8 @@ const RUNS: &[(&str, &str, &[&str])] = &[
     ("peers", "peers", &[]),
     ("brownout", "brownout", &[]),
     ("breakers", "breakers", &[]),
+    ("chain", "chain", &[]),
+    ("chain-budget", "chain-budget", &[]),
 ];
 
 fn bless() -> bool {

@@ -63,6 +63,7 @@ impl Fixture {
                     load_multiplier: 1.01,
                     peak_rps_multiplier: 1.2,
                     burst_multiplier: 2.0,
+                    hops: None,
                     timeline,
                     ..ArmReport::default()
                 }

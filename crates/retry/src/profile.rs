@@ -80,6 +80,37 @@ pub enum Profile {
     /// [`crate::Strategy::new`], it also gets a percent budget (20% over 10 s, floor 10/s)
     /// and a 10 s overall deadline.
     Herd,
+    /// An Envoy route `RetryPolicy` with `retry_on: 5xx,reset,connect-failure,refused-stream`
+    /// (Envoy retries nothing until `retry_on` is set; this is the common setting):
+    /// `num_retries` **1**; fully jittered backoff, `[0, (2^N−1)·25 ms)` capped at
+    /// 10× base = **250 ms** (`route_components.proto` RetryPolicy / RetryBackOff;
+    /// `router_filter.rst`). herd's backoff is `25·2^(N−1)` ms under full jitter: the same
+    /// first retry, 50 ms where Envoy has 75 for a second. Any method (Envoy does not look
+    /// at idempotency), `Retry-After` ignored. Envoy's retry circuit breaker (3 concurrent
+    /// retries per cluster, or the retry budget of 20% of active + pending requests with a
+    /// minimum of 3, `circuit_breaker.proto`, envoy PR #9069) is a *concurrency* cap that
+    /// herd does not model yet: this profile has no budget.
+    Envoy,
+    /// Istio with no `retries` in the VirtualService (`pilot/pkg/networking/core/route/
+    /// retry/retry.go` @126806a): `NumRetries` **2**, `RetryOn`
+    /// `connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes` with
+    /// `RetriableStatusCodes` **[503]**, Envoy's 25 ms / 250 ms fully jittered backoff; over
+    /// HTTP that is a 503 or a connection that never reached the server (a reset after the
+    /// request went out, or a timeout, is not retried). Istio sets Envoy's `max_retries` to
+    /// 2³²−1, so **nothing caps retry concurrency**: no budget.
+    IstioDefault,
+    /// Linkerd ≤ 2.15 ServiceProfile retries on an `isRetryable` route: no per-request limit,
+    /// only the retry budget `retryRatio` **0.2**, `minRetriesPerSecond` **10**, `ttl`
+    /// **10 s** (linkerd.io/2.10/tasks/configuring-retries), Finagle's shape, so
+    /// [`crate::Strategy::for_client`] gives it the percent budget with its defaults. herd
+    /// caps a request at 100 retries so that a run ends; the budget binds long before.
+    /// Retries 5xx and connections that never reached the server, at once (the sources
+    /// read give no backoff), on any method; `Retry-After` ignored.
+    LinkerdBudget,
+    /// Linkerd 2.16+ `retry.linkerd.io/http: 5xx` with `retry.linkerd.io/limit` at its
+    /// default **1** (linkerd.io/2.16/tasks/configuring-retries): one immediate retry of
+    /// a 5xx or a connection that never reached the server, no budget.
+    LinkerdLimit,
 }
 
 impl Profile {
@@ -94,6 +125,10 @@ impl Profile {
         "urllib3",
         "go-retryablehttp",
         "tenacity",
+        "envoy",
+        "istio-default",
+        "linkerd-budget",
+        "linkerd-limit",
     ];
 
     /// The profile's name.
@@ -108,6 +143,10 @@ impl Profile {
             Profile::Urllib3 => "urllib3",
             Profile::GoRetryablehttp => "go-retryablehttp",
             Profile::Tenacity => "tenacity",
+            Profile::Envoy => "envoy",
+            Profile::IstioDefault => "istio-default",
+            Profile::LinkerdBudget => "linkerd-budget",
+            Profile::LinkerdLimit => "linkerd-limit",
         }
     }
 
@@ -123,6 +162,9 @@ impl Profile {
             | Profile::Tenacity => 3,
             Profile::GoRetryablehttp => 4,
             Profile::None => 0,
+            Profile::Envoy | Profile::LinkerdLimit => 1,
+            Profile::IstioDefault => 2,
+            Profile::LinkerdBudget => 100,
         }
     }
 
@@ -144,13 +186,22 @@ impl Profile {
                 offset: 1,
                 jitter: Jitter::Additive(0.2),
             },
-            Profile::None | Profile::Naive => Backoff {
-                base: Duration::ZERO,
-                factor: 1.0,
-                cap: Duration::ZERO,
+            Profile::Envoy | Profile::IstioDefault => Backoff {
+                base: ms(25),
+                factor: 2.0,
+                cap: ms(250),
                 offset: 0,
-                jitter: Jitter::None,
+                jitter: Jitter::Full,
             },
+            Profile::None | Profile::Naive | Profile::LinkerdBudget | Profile::LinkerdLimit => {
+                Backoff {
+                    base: Duration::ZERO,
+                    factor: 1.0,
+                    cap: Duration::ZERO,
+                    offset: 0,
+                    jitter: Jitter::None,
+                }
+            }
             Profile::Exponential => Backoff {
                 base: ms(100),
                 factor: 2.0,
@@ -247,7 +298,13 @@ impl Profile {
             Profile::Urllib3 | Profile::GoRetryablehttp => {
                 wait(RetryAfterMode::Replace, Duration::MAX)
             }
-            Profile::None | Profile::Naive | Profile::Tenacity => RetryAfter::IGNORE,
+            Profile::None
+            | Profile::Naive
+            | Profile::Tenacity
+            | Profile::Envoy
+            | Profile::IstioDefault
+            | Profile::LinkerdBudget
+            | Profile::LinkerdLimit => RetryAfter::IGNORE,
         }
     }
 
@@ -285,6 +342,18 @@ impl Profile {
             (Profile::GoRetryablehttp, Outcome::Failed(_)) => true,
             (Profile::Tenacity, Outcome::Response { status, .. }) => *status >= 500,
             (Profile::Tenacity, Outcome::Failed(f)) => f.is_connection_error(),
+            (Profile::Envoy, Outcome::Response { status, .. }) => *status >= 500,
+            (Profile::Envoy, Outcome::Failed(f)) => {
+                f.is_connection_error() || *f == Failure::Timeout
+            }
+            (Profile::IstioDefault, Outcome::Response { status, .. }) => *status == 503,
+            (
+                Profile::IstioDefault | Profile::LinkerdBudget | Profile::LinkerdLimit,
+                Outcome::Failed(f),
+            ) => !f.may_have_reached_server(),
+            (Profile::LinkerdBudget | Profile::LinkerdLimit, Outcome::Response { status, .. }) => {
+                (500..=599).contains(status)
+            }
         }
     }
 }
@@ -316,6 +385,10 @@ impl FromStr for Profile {
             "urllib3" | "requests" => Profile::Urllib3,
             "go-retryablehttp" | "retryablehttp" => Profile::GoRetryablehttp,
             "tenacity" => Profile::Tenacity,
+            "envoy" => Profile::Envoy,
+            "istio-default" | "istio" => Profile::IstioDefault,
+            "linkerd-budget" => Profile::LinkerdBudget,
+            "linkerd-limit" | "linkerd" => Profile::LinkerdLimit,
             _ => {
                 return Err(format!(
                     "unknown policy `{s}` (expected one of: {})",
@@ -454,6 +527,25 @@ mod tests {
         }
         assert!(Profile::Tenacity.is_retryable(Method::Post, &s(503)));
         assert!(!Profile::Tenacity.is_retryable(Method::Get, &Outcome::Failed(Timeout)));
+    }
+
+    #[test]
+    fn mesh_replicas_retry_what_their_defaults_name() {
+        let istio = Profile::IstioDefault;
+        assert!(istio.is_retryable(Method::Post, &s(503)));
+        assert!(!istio.is_retryable(Method::Get, &s(500)));
+        assert!(istio.is_retryable(Method::Post, &Outcome::Failed(Refused)));
+        assert!(!istio.is_retryable(Method::Get, &Outcome::Failed(Reset)));
+        assert!(!istio.is_retryable(Method::Get, &Outcome::Failed(Timeout)));
+        assert_eq!(delays(istio, &s(503)).len(), 2);
+        for (n, ms) in delays(Profile::Envoy, &s(502)).iter().enumerate() {
+            assert!(*ms <= 25 << n, "retry {}: {ms} ms", n + 1);
+        }
+        assert_eq!(delays(Profile::Envoy, &s(502)).len(), 1);
+        assert!(Profile::Envoy.is_retryable(Method::Post, &Outcome::Failed(Timeout)));
+        assert_eq!(delays(Profile::LinkerdLimit, &s(500)), [0]);
+        assert_eq!(delays(Profile::LinkerdBudget, &s(500)).len(), 100);
+        assert!(!Profile::LinkerdLimit.is_retryable(Method::Get, &s(429)));
     }
 
     #[test]

@@ -64,7 +64,9 @@ impl Strategy {
     /// assert_eq!(Strategy::for_client(Profile::Undici, t), Strategy::new(Profile::Undici));
     /// ```
     pub fn for_client(profile: Profile, attempt_timeout: Option<Duration>) -> Strategy {
-        let herd = profile == Profile::Herd;
+        // herd's recommendation and Linkerd's ServiceProfile retries come with the
+        // percent budget (Finagle's shape, which Linkerd's defaults match).
+        let herd = matches!(profile, Profile::Herd | Profile::LinkerdBudget);
         Strategy {
             policy: Policy::new(profile),
             budget: herd.then_some(BudgetConfig::Percent(PercentConfig::default())),

@@ -57,6 +57,14 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "breakers-real",
         toml: include_str!("../scenarios/breakers-real.toml"),
     },
+    Embedded {
+        name: "chain",
+        toml: include_str!("../scenarios/chain.toml"),
+    },
+    Embedded {
+        name: "chain-budget",
+        toml: include_str!("../scenarios/chain-budget.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

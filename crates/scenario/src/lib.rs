@@ -15,6 +15,8 @@ pub mod error;
 pub mod fault;
 pub mod first_retry;
 mod guard_spec;
+pub mod hop;
+pub mod hop_table;
 pub mod mergeable;
 pub mod model;
 pub mod parse;
@@ -43,6 +45,7 @@ pub use embedded::load;
 pub use error::ScenarioError;
 pub use fault::Fate;
 pub use first_retry::{FirstRetrySummary, REQUEST_ID_HEADER};
+pub use hop::Hop;
 pub use mergeable::{ArmShard, ServerScope, ShardSection};
 pub use model::*;
 pub use parse::parse;
@@ -50,8 +53,8 @@ pub use policy_spec::PolicySpec;
 pub use rate_limit::RateLimit;
 pub use record::{ArmFacts, ConsumerTally, LogicalRecord, Recorder, RecorderParts};
 pub use report::{
-    ArmReport, BreakerReport, HedgingReport, LagSummary, Latency, Report, StatusClasses, StopNote,
-    TargetErrors, TargetInfo,
+    ArmReport, BreakerReport, HedgingReport, HopReport, LagSummary, Latency, Report, StatusClasses,
+    StopNote, TargetErrors, TargetInfo,
 };
 pub use seeds::{ArmSeed, Seeds};
 pub use shard::{Shard, ShardError};

@@ -37,6 +37,9 @@ pub struct Scenario {
     pub consumers: Option<ConsumerSpec>,
     /// `[network]`: the path between client and upstream, as the simulator models it.
     pub network: Network,
+    /// `[[hops]]`: the layers between the arms and `[upstream]`, from the edge down (see
+    /// [`crate::hop`]). Empty: the arms call `[upstream]` directly, as always.
+    pub hops: Vec<crate::hop::Hop>,
 }
 
 /// `[network]`: what the simulator puts between the client and the upstream. The real

@@ -80,6 +80,7 @@ impl Check<'_> {
 }
 
 mod consumers;
+mod hops;
 mod rate_limit;
 mod target;
 
@@ -180,8 +181,9 @@ impl Check<'_> {
             })?;
         }
         let client = self.client(raw.client)?;
-        let upstream = self.upstream(raw.upstream)?;
+        let upstream = self.upstream(&keys(&["upstream"]), raw.upstream)?;
         let network = self.network(raw.network)?;
+        let hops = self.hops(raw.hops, client.attempt_timeout)?;
         if raw.arms.is_empty() {
             return Err(self.err(
                 &keys(&["arms"]),
@@ -191,7 +193,7 @@ impl Check<'_> {
         let mut arms: Vec<Arm> = Vec::with_capacity(raw.arms.len());
         for (i, mut a) in raw.arms.into_iter().enumerate() {
             let over = a.consumers.take();
-            let mut arm = self.arm(i, a, client.attempt_timeout)?;
+            let mut arm = self.arm(&arm_at(i), a, client.attempt_timeout)?;
             arm.consumers = self.arm_rules(i, consumers.as_ref(), over)?;
             if arms.iter().any(|x| x.id == arm.id) {
                 return Err(self.err(&arm_key(i, "id"), format!("duplicate arm id `{}`", arm.id)));
@@ -225,6 +227,7 @@ impl Check<'_> {
             arms,
             consumers,
             network,
+            hops,
         })
     }
 
@@ -330,8 +333,9 @@ impl Check<'_> {
         })
     }
 
-    fn upstream(&self, u: RawUpstream) -> R<Upstream> {
-        let k = |x| keys(&["upstream", x]);
+    /// `[upstream]`, or a hop's `server` (at `at`): the same keys, the same checks.
+    fn upstream(&self, at: &[Seg], u: RawUpstream) -> R<Upstream> {
+        let k = |x| under(at, x);
         let error_rate = self.rate(&k("error_rate"), u.error_rate)?;
         let reset_rate = self.rate(&k("reset_rate"), u.reset_rate)?;
         let stall_rate = self.rate(&k("stall_rate"), u.stall_rate)?;
@@ -351,11 +355,11 @@ impl Check<'_> {
                 ))
             }
         };
-        let target = self.target(&u)?;
-        let rate_limit = u.rate_limit.map(|r| self.rate_limit(r)).transpose()?;
+        let target = self.target(at, &u)?;
+        let rate_limit = u.rate_limit.map(|r| self.rate_limit(at, r)).transpose()?;
         let mut incidents = Vec::with_capacity(u.incidents.len());
         for (i, inc) in u.incidents.into_iter().enumerate() {
-            incidents.push(self.incident(i, inc)?);
+            incidents.push(self.incident(at, i, inc)?);
         }
         Ok(Upstream {
             error_rate,
@@ -364,7 +368,7 @@ impl Check<'_> {
             reset_after: self.ms(&k("reset_after_ms"), u.reset_after_ms)?,
             stall_rate,
             stall: self.ms(&k("stall_ms"), u.stall_ms)?,
-            service_time: self.service_time(u.service_time)?,
+            service_time: self.service_time(at, u.service_time)?,
             workers: self.count(&k("workers"), u.workers)? as usize,
             queue_limit: self.count(&k("queue_limit"), u.queue_limit)? as usize,
             shed,
@@ -389,8 +393,9 @@ impl Check<'_> {
         Ok(s)
     }
 
-    fn service_time(&self, s: RawServiceTime) -> R<ServiceTime> {
-        let k = |x: &str| keys(&["upstream", "service_time", x]);
+    fn service_time(&self, at: &[Seg], s: RawServiceTime) -> R<ServiceTime> {
+        let table = under(at, "service_time");
+        let k = |x: &str| under(&table, x);
         let need = |name: &str, v: Option<f64>| -> R<f64> {
             let v = v.ok_or_else(|| {
                 self.err(&k("dist"), format!("dist = \"{}\" needs `{name}`", s.dist))
@@ -446,15 +451,10 @@ impl Check<'_> {
         }
     }
 
-    fn incident(&self, i: usize, r: RawIncident) -> R<Incident> {
-        let k = |x: &str| {
-            vec![
-                Seg::Key("upstream".into()),
-                Seg::Key("incidents".into()),
-                Seg::Index(i),
-                Seg::Key(x.into()),
-            ]
-        };
+    fn incident(&self, at: &[Seg], i: usize, r: RawIncident) -> R<Incident> {
+        let mut table = under(at, "incidents");
+        table.push(Seg::Index(i));
+        let k = |x: &str| under(&table, x);
         let duration = self.ms(&k("duration_ms"), r.duration_ms)?;
         if duration.is_zero() {
             return Err(self.err(&k("duration_ms"), "must be greater than 0"));
@@ -488,13 +488,13 @@ impl Check<'_> {
 
     /// `attempt_timeout` is the client's: a profile's default deadline can be it (see
     /// [`herd_retry::Strategy::for_client`]).
-    fn arm(&self, i: usize, a: RawArm, attempt_timeout: Option<Duration>) -> R<Arm> {
-        let k = |x| arm_key(i, x);
+    fn arm(&self, at: &[Seg], a: RawArm, attempt_timeout: Option<Duration>) -> R<Arm> {
+        let k = |x| under(at, x);
         if a.id.trim().is_empty() || a.id.contains(char::is_whitespace) {
             return Err(self.err(&k("id"), "must be a non-empty word without spaces"));
         }
         if let Some(c) = a.client.clone() {
-            return self.real_client(i, a, c);
+            return self.real_client(at, a, c);
         }
         if a.options.is_some() {
             return Err(self.err(
@@ -521,7 +521,7 @@ impl Check<'_> {
         };
         let policy = spec.build().map_err(|e| self.err(&k(e.field), e.message))?;
         let knob = |e: strategy_spec::KnobError| {
-            let mut path = arm_key(i, e.path[0]);
+            let mut path = under(at, e.path[0]);
             path.extend(e.path[1..].iter().map(|p| Seg::Key((*p).to_owned())));
             self.err(&path, e.message)
         };
@@ -564,13 +564,13 @@ impl Check<'_> {
 
     /// An arm run by a real client library: its own defaults are the point, so herd's
     /// policy knobs are refused rather than silently ignored.
-    fn real_client(&self, i: usize, a: RawArm, client: RawArmClient) -> R<Arm> {
-        let k = |x| arm_key(i, x);
+    fn real_client(&self, at: &[Seg], a: RawArm, client: RawArmClient) -> R<Arm> {
+        let k = |x| under(at, x);
         let client = match client {
             RawArmClient::Name(n) => n,
             RawArmClient::Command(c) => {
-                let cmd = self.command(i, c)?;
-                return self.real_client_arm(i, a, ArmClient::Command(cmd), "command");
+                let cmd = self.command(at, c)?;
+                return self.real_client_arm(at, a, ArmClient::Command(cmd), "command");
             }
         };
         let kind = if let Some(p) = RustPeer::from_name(&client) {
@@ -594,12 +594,12 @@ impl Check<'_> {
                 ),
             ));
         };
-        self.real_client_arm(i, a, kind, &client)
+        self.real_client_arm(at, a, kind, &client)
     }
 
     /// `client = { command = [...], cwd = "..." }`, paths resolved (see [`CommandClient`]).
-    fn command(&self, i: usize, c: RawCommand) -> R<CommandClient> {
-        let mut path = arm_key(i, "client");
+    fn command(&self, at: &[Seg], c: RawCommand) -> R<CommandClient> {
+        let mut path = under(at, "client");
         path.push(Seg::Key("command".into()));
         let Some(program) = c.command.first() else {
             return Err(self.err(&path, "must name a program (a non-empty array)"));
@@ -641,8 +641,8 @@ impl Check<'_> {
 
     /// The arm of a real client `kind` (`client` names it in messages), refusing herd's
     /// policy knobs and keeping its `options` as JSON.
-    fn real_client_arm(&self, i: usize, a: RawArm, kind: ArmClient, client: &str) -> R<Arm> {
-        let k = |x| arm_key(i, x);
+    fn real_client_arm(&self, at: &[Seg], a: RawArm, kind: ArmClient, client: &str) -> R<Arm> {
+        let k = |x| under(at, x);
         let knobs = [
             ("policy", a.policy.is_some()),
             ("jitter", a.jitter.is_some()),
@@ -679,7 +679,19 @@ impl Check<'_> {
 }
 
 fn arm_key(i: usize, x: &str) -> Vec<Seg> {
-    vec![Seg::Key("arms".into()), Seg::Index(i), Seg::Key(x.into())]
+    under(&arm_at(i), x)
+}
+
+/// The path of `[[arms]]` entry `i`.
+fn arm_at(i: usize) -> Vec<Seg> {
+    vec![Seg::Key("arms".into()), Seg::Index(i)]
+}
+
+/// The path of key `x` in the table at `at`.
+fn under(at: &[Seg], x: &str) -> Vec<Seg> {
+    let mut path = at.to_vec();
+    path.push(Seg::Key(x.into()));
+    path
 }
 
 #[cfg(test)]

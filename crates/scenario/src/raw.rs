@@ -26,6 +26,18 @@ pub(crate) struct RawScenario {
     pub consumers: Option<RawConsumers>,
     #[serde(default)]
     pub network: RawNetwork,
+    #[serde(default)]
+    pub hops: Vec<RawHop>,
+}
+
+/// `[[hops]]`: a layer between the arms and `[upstream]` (see [`crate::hop`]).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawHop {
+    pub id: String,
+    #[serde(default)]
+    pub server: RawUpstream,
+    pub client: RawArm,
 }
 
 #[derive(Debug, Deserialize)]
@@ -271,6 +283,9 @@ fn reset() -> String {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawArm {
+    /// Empty when not written: an arm then fails the check that it has an id; a hop's
+    /// client takes the hop's.
+    #[serde(default)]
     pub id: String,
     pub policy: Option<String>,
     pub client: Option<RawArmClient>,

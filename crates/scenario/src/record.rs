@@ -5,7 +5,9 @@
 use crate::counts::{ServerCounts, BUCKET};
 use crate::model::Scenario;
 use crate::recovery::recovery_ms;
-use crate::report::{ArmReport, BreakerReport, HedgingReport, LagSummary, Latency, TimelineRow};
+use crate::report::{
+    ArmReport, BreakerReport, HedgingReport, HopReport, LagSummary, Latency, TimelineRow,
+};
 use crate::target_counts::TargetCounts;
 use hdrhistogram::Histogram;
 use std::time::Duration;
@@ -236,9 +238,7 @@ impl Recorder {
             server_requests: totals.received,
             load_multiplier: ratio(totals.received, n),
             peak_rps_multiplier: round4(peak_multiplier(&self.offered, &received)),
-            burst_multiplier: round4(
-                received.iter().copied().max().unwrap_or(0) as f64 / per_bucket.max(1e-9),
-            ),
+            burst_multiplier: burst_multiplier(&received, per_bucket),
             shed: totals.shed,
             rate_limited: scenario.upstream.rate_limit.map(|_| totals.limited),
             demand_requests: self.consumers.map(|_| n),
@@ -256,7 +256,25 @@ impl Recorder {
             target_latency_ms: facts.target.map(TargetCounts::latency),
             hedging: facts.hedging,
             breaker: facts.breaker,
+            hops: None,
             timeline,
+        }
+    }
+
+    /// What hop `id` of a call graph, whose server counted `server`, received against
+    /// these logical requests (see [`HopReport`]); the multipliers are computed as the
+    /// arm's are in [`Recorder::finish`].
+    pub fn hop_report(&self, id: &str, server: &ServerCounts, scenario: &Scenario) -> HopReport {
+        let received: Vec<u64> = server.buckets().iter().map(|b| b.received).collect();
+        let totals = server.totals();
+        let per_bucket = scenario.load.rate * BUCKET.as_secs_f64();
+        HopReport {
+            id: id.to_owned(),
+            requests: totals.received,
+            amplification: ratio(totals.received, self.len()),
+            peak_rps_multiplier: round4(peak_multiplier(&self.offered, &received)),
+            burst_multiplier: burst_multiplier(&received, per_bucket),
+            failed: totals.status_503 + totals.resets + totals.shed + totals.limited,
         }
     }
 }
@@ -324,6 +342,12 @@ pub fn peak_multiplier(offered: &[u64], server: &[u64]) -> f64 {
         }
     }
     best
+}
+
+/// The busiest 100 ms bucket of `received` against the `per_bucket` requests offered in
+/// one (see [`ArmReport::burst_multiplier`]).
+fn burst_multiplier(received: &[u64], per_bucket: f64) -> f64 {
+    round4(received.iter().copied().max().unwrap_or(0) as f64 / per_bucket.max(1e-9))
 }
 
 fn ratio(a: u64, b: u64) -> f64 {

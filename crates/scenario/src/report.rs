@@ -317,8 +317,32 @@ pub struct ArmReport {
     /// Arms with `breaker` only: what the breaker did (see [`BreakerReport`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breaker: Option<BreakerReport>,
+    /// With `[[hops]]` only: one entry per hop from the edge down, the last for
+    /// `[upstream]` (whose figures are also the arm's `server_requests` and multipliers).
+    /// Absent without hops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops: Option<Vec<HopReport>>,
     /// 100 ms buckets.
     pub timeline: Vec<TimelineRow>,
+}
+
+/// What one hop of a call graph received and returned, against the arm's logical
+/// requests: where in the chain the load comes from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HopReport {
+    /// The hop's id (`upstream` for the bottom).
+    pub id: String,
+    /// Requests the hop's server received.
+    pub requests: u64,
+    /// `requests` per logical request of the arm.
+    pub amplification: f64,
+    /// As [`ArmReport::peak_rps_multiplier`], at this hop.
+    pub peak_rps_multiplier: f64,
+    /// As [`ArmReport::burst_multiplier`], at this hop.
+    pub burst_multiplier: f64,
+    /// Hard failures the hop returned to its caller: 503s, resets, requests shed or
+    /// rejected by its rate limit.
+    pub failed: u64,
 }
 
 /// The driver's lag, milliseconds (see [`ArmReport::driver_lag_ms`]).

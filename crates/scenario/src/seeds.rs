@@ -19,6 +19,7 @@ const REQUEST: u64 = 0x2545_F491_4F6C_DD1D;
 const ARRIVALS: u64 = 0xA77_1BA1;
 const CONSUMER_PICK: u64 = 0xC0_75_0E_35;
 const CONSUMER_START: u64 = 0x7417_C0DE;
+const HOP: u64 = 0xD6E8_FEB8_6659_FD93;
 
 /// The streams of one scenario seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +46,12 @@ impl Seeds {
         Pcg64Mcg::seed_from_u64(self.0 ^ CONSUMER_START)
     }
 
+    /// The fate stream of hop `hop` of a call graph (`[[hops]]` entry `hop`, from 0);
+    /// the bottom, `[upstream]`, keeps [`Seeds::faults`].
+    pub fn hop_faults(self, hop: usize) -> Pcg64Mcg {
+        Pcg64Mcg::seed_from_u64(self.0 ^ (hop as u64 + 1).wrapping_mul(HOP))
+    }
+
     /// Arm `index`'s jitter streams.
     pub fn arm(self, index: usize) -> ArmSeed {
         ArmSeed(self.0 ^ (index as u64 + 1).wrapping_mul(ARM))
@@ -61,6 +68,12 @@ impl ArmSeed {
     #[inline]
     pub fn request(self, id: u64) -> Pcg64Mcg {
         Pcg64Mcg::seed_from_u64(self.0 ^ id.wrapping_mul(REQUEST))
+    }
+
+    /// The jitter streams of hop `hop`'s client under this arm, split per request the
+    /// hop's client makes (numbered in the order they begin).
+    pub fn hop(self, hop: usize) -> ArmSeed {
+        ArmSeed(self.0 ^ (hop as u64 + 1).wrapping_mul(HOP).rotate_left(17))
     }
 
     /// The arm's breaker's stream (failsafe-rs' jittered open time): the stream of a

@@ -369,6 +369,10 @@ pub fn csv_field(v: &str) -> String {
 /// answered each arm.
 pub fn render(r: &Report) -> String {
     let mut s = Table::of(r).to_markdown();
+    if let Some(hops) = crate::hop_table::hop_table(r) {
+        s.push_str("\nper hop, edge first (x edge: requests per logical request of the arm):\n\n");
+        s.push_str(&hops);
+    }
     if let Some(t) = &r.target {
         s.push_str(&target_table(r, t));
     }

@@ -69,7 +69,7 @@ pub fn upstream_fates(
 ) -> (Vec<Fated>, ServerCounts) {
     let mut s = Schedule::new();
     let down = s.add_lane(Duration::ZERO);
-    let mut server = Server::new(config, seeds, down);
+    let mut server = Server::new(config, seeds.faults(), down);
     let mut order: Vec<usize> = (0..arrivals.len()).collect();
     order.sort_by_key(|&i| arrivals[i].at);
     for &i in &order {

@@ -45,6 +45,7 @@
 //! assert!(report.load_multiplier >= 1.0);
 //! ```
 
+mod chain;
 mod client;
 mod consumers;
 mod deferred;

@@ -12,13 +12,15 @@ use crate::event::{Event, Swept};
 use crate::guarded::{GuardOutcome, Guarded, Setup};
 use crate::lane;
 use crate::network;
+use crate::schedule::LaneId;
 use crate::schedule::{nanos, Schedule};
 use crate::upstream::Server;
-use herd_retry::Retrier;
+use herd_retry::{Retrier, Strategy};
 use herd_scenario::{
     ArmFacts, ArmReport, ArmSeed, BreakerReport, Demand, HedgingReport, Recorder, Scenario,
-    ScenarioError, ServerCounts, Unit,
+    ScenarioError, ServerCounts, Unit, Upstream,
 };
+use rand_pcg::Pcg64Mcg;
 use std::time::Duration;
 
 /// What one simulated arm produced.
@@ -41,6 +43,9 @@ pub struct SimRun {
     pub error: Option<ScenarioError>,
     /// What the hedger and the breaker did, for an arm with either.
     pub guard: Option<GuardOutcome>,
+    /// With `[[hops]]`: what each hop's server counted, in order from the edge down
+    /// ([`SimRun::counts`] is then the bottom's, `[upstream]`'s). Empty without hops.
+    pub hops: Vec<ServerCounts>,
 }
 
 impl SimRun {
@@ -58,7 +63,16 @@ impl SimRun {
             breaker: guard.and_then(|g| g.breaker.as_ref().map(BreakerReport::of)),
             ..ArmFacts::default()
         };
-        (self.recorder).finish(&arm.id, &self.counts, scenario, facts)
+        let mut report = (self.recorder).finish(&arm.id, &self.counts, scenario, facts);
+        if !scenario.hops.is_empty() {
+            let hops = scenario.hops.iter().zip(&self.hops);
+            let mut rows: Vec<_> = hops
+                .map(|(h, c)| self.recorder.hop_report(&h.id, c, scenario))
+                .collect();
+            rows.push(self.recorder.hop_report("upstream", &self.counts, scenario));
+            report.hops = Some(rows);
+        }
+        report
     }
 }
 
@@ -70,6 +84,9 @@ impl SimRun {
 /// If `index` is not an arm of `scenario`, or its arm runs a real client
 /// ([`herd_scenario::ArmClient::is_replica`] is false): a caller's bug, not bad input.
 pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
+    if !scenario.hops.is_empty() {
+        return crate::chain::simulate(scenario, index);
+    }
     let (mut demand, mut error) = match Demand::new(scenario) {
         Ok(d) => (d, None),
         Err(e) => (Demand::Closed, Some(e)),
@@ -105,16 +122,16 @@ pub fn simulate(scenario: &Scenario, index: usize) -> SimRun {
 /// event the schedule holds ([`Schedule::pop_before`]), in the same `(time, seq)` order as
 /// if it had waited in a lane of its own (as it once did), without the push and the pop,
 /// and with one lane fewer for every pop to compare.
-struct Feed<I: Iterator<Item = Unit>> {
+pub(crate) struct Feed<I: Iterator<Item = Unit>> {
     units: std::iter::Enumerate<I>,
     next: Option<(usize, Unit)>,
     /// The pending arrival's key, [`lane::EMPTY`] when there is none.
-    key: u128,
+    pub(crate) key: u128,
 }
 
 impl<I: Iterator<Item = Unit>> Feed<I> {
     /// Schedules the first arrival.
-    fn start(s: &mut Schedule<Event>, units: I) -> Self {
+    pub(crate) fn start(s: &mut Schedule<Event>, units: I) -> Self {
         let mut feed = Feed {
             units: units.enumerate(),
             next: None,
@@ -125,7 +142,7 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
     }
 
     /// The arrival due now, with its index.
-    fn due(&mut self) -> Option<(usize, Unit)> {
+    pub(crate) fn due(&mut self) -> Option<(usize, Unit)> {
         self.next.take()
     }
 
@@ -133,7 +150,7 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
     /// keep their order at equal instants). Always inlined: once a unit, from one place in
     /// the loop.
     #[inline(always)]
-    fn schedule_next(&mut self, s: &mut Schedule<Event>) {
+    pub(crate) fn schedule_next(&mut self, s: &mut Schedule<Event>) {
         self.next = self.units.next();
         self.key = match &self.next {
             Some((_, u)) => s.key_outside(u.at_ns),
@@ -144,10 +161,10 @@ impl<I: Iterator<Item = Unit>> Feed<I> {
 
 /// One arm wired onto one schedule: client → network → upstream → network → client, and
 /// the consumers above the client if the scenario has them.
-struct Arm<'a> {
-    s: Schedule<Event>,
-    server: Server<'a>,
-    client: Client,
+pub(crate) struct Arm<'a> {
+    pub(crate) s: Schedule<Event>,
+    pub(crate) server: Server<'a>,
+    pub(crate) client: Client,
     /// The client of an arm with `hedge` or `breaker`, which then takes every client
     /// event (`client` stays idle); `None` for every other arm, whose events cost one
     /// untaken branch more.
@@ -159,46 +176,29 @@ struct Arm<'a> {
 }
 
 impl<'a> Arm<'a> {
-    /// Lanes first (the network, then attempt timeouts), then the upstream, the client and
-    /// the consumers, who start their first units. Both network hops share one lane: they
-    /// have the same delay, so the events of both come out of it in `(time, seq)` order
-    /// together, exactly as from two, and the schedule compares one lane's head fewer at
-    /// every pop.
-    fn wire(scenario: &'a Scenario, index: usize) -> Self {
+    /// The plain link ([`Plain::wire`]) to the upstream (with `[[hops]]`, to the first
+    /// hop), then the guarded client and the consumers, who start their first units.
+    pub(crate) fn wire(scenario: &'a Scenario, index: usize) -> Self {
         let arm = &scenario.arms[index];
-        let mut s = Schedule::new();
-        let one_way = network::one_way(&scenario.network);
-        let net = s.add_lane(one_way);
-        let (up, down) = (net, net);
-        // A slow lane (see `crate::schedule`): an answer cancels its attempt's timeout.
-        let timeouts = scenario.client.attempt_timeout.map(|t| s.add_slow_lane(t));
-        // Where full attempt timeouts wait before they go on `timeouts`, if they do.
-        let deferred = (scenario.client.attempt_timeout)
-            .filter(|_| timeouts.is_some())
-            .and_then(|t| Deferred::new(nanos(t), &mut s));
-        let upstream = &scenario.upstream;
-        let hint = |s: u64| (s > 0).then(|| Duration::from_secs(s));
-        let retry_after = (
-            hint(upstream.retry_after_s),
-            upstream.rate_limit.and_then(|r| hint(r.retry_after_s)),
-        );
-        let server = Server::new(upstream, scenario.seeds(), down);
-        let mut client = Client::new(
-            Retrier::new(
-                arm.strategy()
-                    .expect("the simulator runs replica arms only (herd sim refuses the others)"),
-            ),
-            scenario.load.method,
-            scenario.client.pool_max_connections,
-            scenario.client.attempt_timeout,
+        let strategy = arm
+            .strategy()
+            .expect("the simulator runs replica arms only (herd sim refuses the others)");
+        // The server the arm calls: the first hop of a call graph, else the upstream.
+        let (config, faults) = match scenario.hops.first() {
+            Some(h) => (&h.server, scenario.seeds().hop_faults(0)),
+            None => (&scenario.upstream, scenario.seeds().faults()),
+        };
+        let Plain {
+            mut s,
+            mut server,
+            mut client,
+            up,
+            one_way,
             retry_after,
-            Wiring {
-                up,
-                timeouts,
-                one_way: nanos(one_way),
-                deferred,
-            },
-        );
+        } = Plain::wire(scenario, strategy, config, faults);
+        if !scenario.hops.is_empty() {
+            server = server.forwarding();
+        }
         let arm_seed = scenario.arm_seed(index);
         let shard = scenario.load.shard;
         if shard.is_some() {
@@ -206,7 +206,7 @@ impl<'a> Arm<'a> {
         }
         let guarded = arm.is_guarded().then(|| {
             let mut g = Box::new(Guarded::new(
-                Retrier::new(arm.strategy().expect("checked above")),
+                Retrier::new(strategy),
                 arm.hedge,
                 arm.breaker,
                 Setup {
@@ -215,7 +215,7 @@ impl<'a> Arm<'a> {
                     timeout: scenario.client.attempt_timeout,
                     hints: retry_after,
                     up,
-                    one_way: nanos(one_way),
+                    one_way,
                     breaker_rng: arm_seed.breaker(),
                 },
             ));
@@ -250,7 +250,7 @@ impl<'a> Arm<'a> {
     }
 
     /// Unit `i` of the schedule arrives: at its consumer, or straight at the client.
-    fn arrive(&mut self, (i, unit): (usize, Unit)) {
+    pub(crate) fn arrive(&mut self, (i, unit): (usize, Unit)) {
         match &mut self.consumers {
             Some(c) => c.arrive(&mut self.s, &mut self.client, unit.consumer),
             None => {
@@ -270,7 +270,7 @@ impl<'a> Arm<'a> {
     /// Every event but an arrival goes to the one part it concerns. Returns whether a
     /// request may have finished (so the consumers have something to collect): never after
     /// the upstream's events or a sweep, two of the three events of nearly every unit.
-    fn handle(&mut self, ev: Event) -> bool {
+    pub(crate) fn handle(&mut self, ev: Event) -> bool {
         let s = &mut self.s;
         if let Some(g) = &mut self.guarded {
             match ev {
@@ -321,13 +321,13 @@ impl<'a> Arm<'a> {
     }
 
     /// The consumers take the requests that finished (and act on them).
-    fn collect(&mut self) {
+    pub(crate) fn collect(&mut self) {
         if let Some(c) = &mut self.consumers {
             c.collect(&mut self.s, &mut self.client);
         }
     }
 
-    fn into_run(self, error: Option<ScenarioError>) -> SimRun {
+    pub(crate) fn into_run(self, error: Option<ScenarioError>) -> SimRun {
         let ((recorder, shard_recorder), guard) = match (self.consumers, self.guarded) {
             (_, Some(g)) => {
                 let (r, shard, o) = g.finish();
@@ -344,6 +344,87 @@ impl<'a> Arm<'a> {
             end: Duration::from_nanos(self.s.now()),
             error,
             guard,
+            hops: Vec::new(),
+        }
+    }
+}
+
+/// One plain link of a run on its own schedule: a client with a strategy calling a
+/// server, the network between them, and the client's attempt timeouts. An arm's link
+/// adds the guarded client and the consumers on top; a hop's is this alone.
+pub(crate) struct Plain<'a> {
+    pub(crate) s: Schedule<Event>,
+    pub(crate) server: Server<'a>,
+    pub(crate) client: Client,
+    /// Client → server lane.
+    pub(crate) up: LaneId,
+    /// The one-way network delay, ns.
+    pub(crate) one_way: u64,
+    /// The hints the server's 503s and rate-limit rejections carry.
+    pub(crate) retry_after: (Option<Duration>, Option<Duration>),
+}
+
+impl<'a> Plain<'a> {
+    /// Lanes first (the network, then attempt timeouts), then the server (`config`,
+    /// drawing its fates from `faults`) and the client. Both network hops share one
+    /// lane: they have the same delay, so the events of both come out of it in
+    /// `(time, seq)` order together, exactly as from two, and the schedule compares one
+    /// lane's head fewer at every pop.
+    pub(crate) fn wire(
+        scenario: &Scenario,
+        strategy: Strategy,
+        config: &'a Upstream,
+        faults: Pcg64Mcg,
+    ) -> Self {
+        let mut s = Schedule::new();
+        let one_way = network::one_way(&scenario.network);
+        let net = s.add_lane(one_way);
+        let (up, down) = (net, net);
+        // A slow lane (see `crate::schedule`): an answer cancels its attempt's timeout.
+        let timeouts = scenario.client.attempt_timeout.map(|t| s.add_slow_lane(t));
+        // Where full attempt timeouts wait before they go on `timeouts`, if they do.
+        let deferred = (scenario.client.attempt_timeout)
+            .filter(|_| timeouts.is_some())
+            .and_then(|t| Deferred::new(nanos(t), &mut s));
+        let hint = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        let retry_after = (
+            hint(config.retry_after_s),
+            config.rate_limit.and_then(|r| hint(r.retry_after_s)),
+        );
+        let server = Server::new(config, faults, down);
+        let client = Client::new(
+            Retrier::new(strategy),
+            scenario.load.method,
+            scenario.client.pool_max_connections,
+            scenario.client.attempt_timeout,
+            retry_after,
+            Wiring {
+                up,
+                timeouts,
+                one_way: nanos(one_way),
+                deferred,
+            },
+        );
+        Plain {
+            s,
+            server,
+            client,
+            up,
+            one_way: nanos(one_way),
+            retry_after,
+        }
+    }
+
+    /// The link as an [`Arm`] with neither a guarded client nor consumers: a hop's.
+    pub(crate) fn into_arm(self, arm_seed: ArmSeed) -> Arm<'a> {
+        Arm {
+            s: self.s,
+            server: self.server,
+            client: self.client,
+            guarded: None,
+            consumers: None,
+            arm_seed,
+            shard: None,
         }
     }
 }

@@ -259,6 +259,26 @@ impl<T> Schedule<T> {
         self.popped += 1;
     }
 
+    /// The key of the earliest pending event, [`lane::EMPTY`] when there is none, without
+    /// taking it: what a loop over several schedules (the links of a call graph, see
+    /// `crate::chain`) compares to pick the next one.
+    pub fn next_key(&mut self) -> u128 {
+        let mut best = self.calendar.head();
+        for &k in &self.heads {
+            best = best.min(k);
+        }
+        if self.slow_dirty {
+            self.settle_slow();
+        }
+        best.min(self.slow_best)
+    }
+
+    /// Moves the clock to `time` ns if it is earlier: another schedule's event at `time`
+    /// acts on this one (a hop's call begins, a hop's call ends). Never moves it back.
+    pub fn advance_to(&mut self, time: u64) {
+        self.now = self.now.max(time);
+    }
+
     /// Takes the earliest pending event and moves the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, T)> {

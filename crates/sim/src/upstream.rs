@@ -22,13 +22,17 @@
 //!   outcome due from then on is neither sent nor counted. Admitted work still runs to the end on its worker, and queued work keeps its
 //!   place and is served (the capacity module says why), because that wasted work is the
 //!   load herd measures.
+//! - A hop of a call graph ([`Server::forwarding`]) does the same, except that work done
+//!   on a worker is not answered yet: it is handed on ([`Server::take_forwarded`]) to the
+//!   hop's client, still holding its worker, and answered when that call ends
+//!   ([`Server::reply`]): 200 if it succeeded, 503 if the hop's client gave up.
 
 use crate::event::{Answer, Attempt, Event, Finish};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_scenario::capacity::{Admitted, Capacity};
 use herd_scenario::fault::FateRules;
 use herd_scenario::rate_limit::{Limiter, Verdict};
-use herd_scenario::{Fate, HoldAnswer, Seeds, ServerCounts, ServerEvent, Shed};
+use herd_scenario::{Fate, HoldAnswer, ServerCounts, ServerEvent, Shed};
 use rand_pcg::Pcg64Mcg;
 
 /// Work waiting for a worker.
@@ -51,19 +55,66 @@ pub(crate) struct Server<'a> {
     counts: ServerCounts,
     /// The lane answers travel back to the client on.
     down: LaneId,
+    /// Whether work is handed on to the next hop instead of answered (a hop of a call
+    /// graph, not the bottom).
+    forwards: bool,
+    /// Work handed on since the last [`Server::take_forwarded`], each holding its worker.
+    forwarded: Vec<Attempt>,
 }
 
 impl<'a> Server<'a> {
-    /// A fresh upstream with the real one's RNG stream; answers go out on `down`.
-    pub(crate) fn new(config: &'a herd_scenario::Upstream, seeds: Seeds, down: LaneId) -> Self {
+    /// A fresh upstream drawing its fates from `faults` (the real one's stream is
+    /// [`herd_scenario::Seeds::faults`]); answers go out on `down`.
+    pub(crate) fn new(config: &'a herd_scenario::Upstream, faults: Pcg64Mcg, down: LaneId) -> Self {
         Server {
             config,
             rules: config.rules(),
-            rng: seeds.faults(),
+            rng: faults,
             capacity: Capacity::new(config.workers, config.queue_limit),
             limiter: config.rate_limit.as_ref().map(Limiter::new),
             counts: ServerCounts::new(),
             down,
+            forwards: false,
+            forwarded: Vec::new(),
+        }
+    }
+
+    /// The server of a hop that calls a next one: its finished work is handed on (see
+    /// [`Server::take_forwarded`]) instead of answered.
+    pub(crate) fn forwarding(mut self) -> Self {
+        self.forwards = true;
+        self
+    }
+
+    /// Whether work was handed on since the last [`Server::take_forwarded`].
+    #[inline]
+    pub(crate) fn has_forwarded(&self) -> bool {
+        !self.forwarded.is_empty()
+    }
+
+    /// Takes the work handed on since the last call into `into`, which must be empty: the
+    /// two buffers trade places.
+    pub(crate) fn take_forwarded(&mut self, into: &mut Vec<Attempt>) {
+        debug_assert!(into.is_empty());
+        std::mem::swap(&mut self.forwarded, into);
+    }
+
+    /// The call made for forwarded attempt `a` ended now, `ok` or not: the hop answers
+    /// (200, or 503 without `Retry-After`: the hop's client gave up) unless its client
+    /// is gone, and frees the worker `a` held.
+    pub(crate) fn reply(&mut self, s: &mut Schedule<Event>, a: Attempt, ok: bool) {
+        let now = s.now();
+        if now < a.gone_at {
+            if ok {
+                self.count(now, ServerEvent::Ok);
+                self.answer(s, a, Answer::Ok);
+            } else {
+                self.count(now, ServerEvent::Error503);
+                self.answer(s, a, Answer::Unavailable { hinted: false });
+            }
+        }
+        if let Some(next) = self.capacity.finish() {
+            self.start(s, next);
         }
     }
 
@@ -188,6 +239,7 @@ impl<'a> Server<'a> {
         let now = s.now();
         let listening = now < a.gone_at;
         match what {
+            Finish::Work if self.forwards => self.forwarded.push(a),
             Finish::Work => {
                 if listening {
                     self.count(now, ServerEvent::Ok);

@@ -28,6 +28,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let mut s = p.scenario;
     let quiet = a.run.output.quiet;
     a.run.output.check()?;
+    if let Some(h) = s.hops.first() {
+        return Err(Fail::input(anyhow!(
+            "scenario {} has [[hops]] (hop {} first): call graphs run in the simulator only for now (`herd sim {}`)",
+            s.name,
+            h.id,
+            s.name
+        )));
+    }
     if let Some(n) = a.backlog {
         if n == 0 {
             return Err(Fail::input(anyhow!("--backlog must be at least 1")));

@@ -3,15 +3,16 @@
 use super::{Check, R};
 use crate::rate_limit::RateLimit;
 use crate::raw::{RawRate, RawRateLimit};
-use crate::span::keys;
+use crate::span::Seg;
 
 /// The highest rate accepted, requests per second: far above anything a socket carries,
 /// and low enough that its thousandths and their products stay exact.
 const MAX_RATE: f64 = 1e9;
 
 impl Check<'_> {
-    pub(super) fn rate_limit(&self, r: RawRateLimit) -> R<RateLimit> {
-        let k = |x| keys(&["upstream", "rate_limit", x]);
+    pub(super) fn rate_limit(&self, at: &[Seg], r: RawRateLimit) -> R<RateLimit> {
+        let table = super::under(at, "rate_limit");
+        let k = |x| super::under(&table, x);
         let milli_rate = match r.rate {
             RawRate::PerSecond(x) => {
                 let x = self.positive(&k("rate"), x)?;

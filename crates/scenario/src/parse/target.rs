@@ -3,15 +3,15 @@
 
 use super::{Check, R};
 use crate::raw::RawUpstream;
-use crate::span::keys;
+use crate::span::Seg;
 use crate::target::{Target, TargetUrl};
 use std::time::Duration;
 
 impl Check<'_> {
     /// `[upstream] target` and its timeouts; `None` without a target (the timeouts are then
     /// refused: they would silently do nothing).
-    pub(super) fn target(&self, u: &RawUpstream) -> R<Option<Target>> {
-        let k = |x| keys(&["upstream", x]);
+    pub(super) fn target(&self, at: &[Seg], u: &RawUpstream) -> R<Option<Target>> {
+        let k = |x| super::under(at, x);
         let Some(text) = &u.target else {
             for (key, set) in [
                 ("connect_timeout_ms", u.connect_timeout_ms.is_some()),
