@@ -57,6 +57,11 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "breakers-real",
         toml: include_str!("../scenarios/breakers-real.toml"),
     },
+    // AWS SDK retry modes (branch `aws`)
+    Embedded {
+        name: "aws",
+        toml: include_str!("../scenarios/aws.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.
