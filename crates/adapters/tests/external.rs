@@ -301,6 +301,7 @@ fn flaky() -> sc::Upstream {
         incidents: vec![],
         rate_limit: None,
         target: None,
+        dialect: Default::default(),
     }
 }
 

@@ -268,7 +268,8 @@ pub struct UpstreamArgs {
 #[derive(Args, Debug)]
 pub struct PolicyArgs {
     /// undici, axios-retry, none, naive, exponential, herd, urllib3, go-retryablehttp, tenacity,
-    /// envoy, istio-default, linkerd-budget or linkerd-limit; or a hedging replica (grpc-hedging, polly-hedging, finagle-backup, tower-hedge) or a
+    /// envoy, istio-default, linkerd-budget, linkerd-limit, aws-standard, aws-standard-2.0,
+    /// aws-adaptive or aws-legacy; or a hedging replica (grpc-hedging, polly-hedging, finagle-backup, tower-hedge) or a
     /// breaker replica (resilience4j, polly-breaker, hystrix, gobreaker, pybreaker, failsafe,
     /// opossum, cockatiel, go-resiliency), shown with its defaults and sources.
     pub profile: String,

@@ -158,7 +158,8 @@ impl HttpClient {
             .exchange(call.method.as_str(), target, (REQUEST_ID_HEADER, id))
             .await
         {
-            Ok(a) => Outcome::from_response(a.status, a.retry_after.as_deref(), SystemTime::now()),
+            Ok(a) => Outcome::from_response(a.status, a.retry_after.as_deref(), SystemTime::now())
+                .with_error_code(a.error_code.as_deref()),
             Err(PoolError::Connect(e)) => Outcome::Failed(connect_failure(&e)),
             Err(PoolError::Wire(WireError::Io(e))) => {
                 Outcome::Failed(Failure::from_io_kind(e.kind()))

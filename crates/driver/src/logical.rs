@@ -32,6 +32,14 @@ pub(super) async fn logical(
     let mut req = lock().begin(now());
     let mut attempts = 0;
     loop {
+        // The client's rate limiter (AWS adaptive mode) may hold any attempt, first ones too.
+        loop {
+            let wait = lock().pace(now());
+            if wait.is_zero() {
+                break;
+            }
+            tokio::time::sleep_until(Instant::now() + wait).await;
+        }
         let (admitted, remaining) = {
             let mut r = lock();
             (

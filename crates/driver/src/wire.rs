@@ -41,11 +41,13 @@ impl From<io::Error> for WireError {
     }
 }
 
-/// What the client needs of a response: its status and its `Retry-After`, if any.
+/// What the client needs of a response: its status, its `Retry-After` and its AWS error
+/// code (`x-amzn-ErrorType`, which says whether it is throttling), if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Answer {
     pub status: u16,
     pub retry_after: Option<Box<str>>,
+    pub error_code: Option<Box<str>>,
 }
 
 /// How the body after a head is delimited.
@@ -310,6 +312,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, WireError> {
     let mut close = false;
     let mut keep_alive = false;
     let mut retry_after = None;
+    let mut error_code = None;
     for f in resp.headers.iter() {
         let name = f.name;
         if name.eq_ignore_ascii_case("content-length") {
@@ -334,6 +337,8 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, WireError> {
             }
         } else if name.eq_ignore_ascii_case("retry-after") {
             retry_after = std::str::from_utf8(f.value).ok().map(Box::from);
+        } else if name.eq_ignore_ascii_case("x-amzn-errortype") {
+            error_code = std::str::from_utf8(f.value).ok().map(Box::from);
         }
     }
     let informational = (100..200).contains(&status) && status != 101;
@@ -354,6 +359,7 @@ fn parse_head(bytes: &[u8]) -> Result<Option<(usize, Head)>, WireError> {
         answer: Answer {
             status,
             retry_after,
+            error_code,
         },
         body,
         keep_alive: !close && (http11 || keep_alive) && status != 101,
@@ -424,6 +430,7 @@ mod tests {
         Answer {
             status,
             retry_after: None,
+            error_code: None,
         }
     }
 

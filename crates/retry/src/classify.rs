@@ -175,6 +175,10 @@ pub enum Outcome {
         /// The parsed `Retry-After` hint, if the answer carried one
         /// (see [`crate::retry_after::parse`]).
         retry_after: Option<Duration>,
+        /// Whether the answer's error **code** says "throttling" (an S3 `SlowDown`, a
+        /// DynamoDB `ThrottlingException`; see [`crate::aws::codes`]), whatever its
+        /// status. Only the AWS profiles read it; a bare 429 is not throttling here.
+        throttling: bool,
     },
     /// No response.
     Failed(Failure),
@@ -186,7 +190,50 @@ impl Outcome {
         Outcome::Response {
             status,
             retry_after: None,
+            throttling: false,
         }
+    }
+
+    /// An answer whose error code says "throttling" (AWS `SlowDown`,
+    /// `ThrottlingException`, …) with this status and no hint.
+    pub fn throttling(status: u16) -> Outcome {
+        Outcome::Response {
+            status,
+            retry_after: None,
+            throttling: true,
+        }
+    }
+
+    /// This outcome with the AWS error code `code` read: a response becomes throttling if
+    /// the code is one of botocore's throttling codes
+    /// ([`crate::aws::is_throttling_code`]); anything else is left as it was.
+    pub fn with_error_code(self, code: Option<&str>) -> Outcome {
+        match (self, code) {
+            (
+                Outcome::Response {
+                    status,
+                    retry_after,
+                    ..
+                },
+                Some(code),
+            ) if crate::aws::is_throttling_code(code) => Outcome::Response {
+                status,
+                retry_after,
+                throttling: true,
+            },
+            (o, _) => o,
+        }
+    }
+
+    /// Whether the service said "throttling" by its error code.
+    pub fn is_throttling(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Response {
+                throttling: true,
+                ..
+            }
+        )
     }
 
     /// What an HTTP response means to a policy: its status, and its `Retry-After` header
@@ -198,6 +245,9 @@ impl Outcome {
     /// the same hint from the same header. Only the first `Retry-After` counts; a value
     /// that is not visible ASCII, not a whole number of seconds and not an HTTP-date is no
     /// hint. The status is kept as it is: whether it is retried is the profile's call.
+    /// An AWS error code in `x-amzn-ErrorType` (DynamoDB sends it; herd's upstream sends it
+    /// in its AWS dialect for S3 too) marks a throttling answer
+    /// ([`Outcome::with_error_code`]).
     ///
     /// ```
     /// use herd_retry::Outcome;
@@ -218,7 +268,10 @@ impl Outcome {
         let retry_after = headers
             .get(http::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok());
-        Outcome::from_response(status.as_u16(), retry_after, now)
+        let code = headers
+            .get("x-amzn-errortype")
+            .and_then(|v| v.to_str().ok());
+        Outcome::from_response(status.as_u16(), retry_after, now).with_error_code(code)
     }
 
     /// [`Outcome::from_http`] for a client without the `http` crate's types: `status`
@@ -227,6 +280,7 @@ impl Outcome {
         Outcome::Response {
             status,
             retry_after: retry_after.and_then(|v| crate::retry_after::parse(v, now)),
+            throttling: false,
         }
     }
 
@@ -284,7 +338,8 @@ mod tests {
             Outcome::from_response(503, Some("2"), now),
             Outcome::Response {
                 status: 503,
-                retry_after: Some(Duration::from_secs(2))
+                retry_after: Some(Duration::from_secs(2)),
+                throttling: false,
             }
         );
     }
@@ -308,6 +363,7 @@ mod tests {
         Outcome::Response {
             status,
             retry_after: retry_after.map(Duration::from_secs),
+            throttling: false,
         }
     }
 
@@ -376,6 +432,28 @@ mod tests {
         ] {
             assert_eq!(http(503, &[garbage]), resp(503, None), "{garbage:?}");
         }
+    }
+
+    #[test]
+    fn from_http_reads_the_aws_error_code() {
+        let status = http::StatusCode::from_u16(400).unwrap();
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            "x-amzn-errortype",
+            http::HeaderValue::from_static("ThrottlingException"),
+        );
+        let o = Outcome::from_http(status, &headers, t0());
+        assert_eq!(o, Outcome::throttling(400));
+        assert!(o.is_throttling());
+        headers.insert(
+            "x-amzn-errortype",
+            http::HeaderValue::from_static("InternalError"),
+        );
+        assert!(!Outcome::from_http(status, &headers, t0()).is_throttling());
+        assert!(
+            !http(429, &[]).is_throttling(),
+            "a bare 429 is not throttling"
+        );
     }
 
     #[test]

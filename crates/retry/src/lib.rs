@@ -17,7 +17,8 @@
 //! - [`jitter`]: every jitter kind, with its formula and where the cap applies;
 //! - [`backoff`]: nominal exponential delays;
 //! - [`budget`]: retry budgets shared by a client's requests (percent, token bucket, quota, ratio, adaptive);
-//! - [`profile`]: real libraries' defaults (undici, axios-retry) and simple baselines;
+//! - [`profile`]: real libraries' defaults (undici, axios-retry, the AWS SDKs, …) and simple baselines;
+//! - [`aws`]: the AWS SDKs' throttling error codes and adaptive mode's CUBIC rate limiter;
 //! - [`classify`]: outcomes (an HTTP response's through [`Outcome::from_http`]), failures, methods;
 //! - [`retry_after`]: `Retry-After` parsing with "now" passed in, and what a hint does;
 //! - [`retrier`]: the per-client object that adds budget, deadline and counters to a policy;
@@ -25,6 +26,7 @@
 //! - [`hedge`]: hedged requests (gRPC A6, Polly, Finagle backup requests, tower) as pure state machines;
 //! - [`breaker`]: circuit breakers (resilience4j, Polly, Hystrix, gobreaker, pybreaker, …) as pure state machines.
 
+pub mod aws;
 pub mod backoff;
 pub mod breaker;
 pub mod budget;

@@ -226,15 +226,19 @@ impl Policy {
             },
             None => None,
         };
+        let backoff = match self.profile.throttling_backoff() {
+            Some(b) if outcome.is_throttling() => b,
+            _ => self.backoff,
+        };
         let after = match (ra.mode, hint) {
             (RetryAfterMode::Replace, Some(h)) => h,
-            (RetryAfterMode::Floor, Some(h)) => self.backoff.delay(n, state.prev_delay, rng).max(h),
+            (RetryAfterMode::Floor, Some(h)) => backoff.delay(n, state.prev_delay, rng).max(h),
             (RetryAfterMode::FloorThenJitter, Some(h)) => {
-                let nominal = self.backoff.nominal(n).max(h);
-                self.backoff.jittered(nominal, state.prev_delay, rng)
+                let nominal = backoff.nominal(n).max(h);
+                backoff.jittered(nominal, state.prev_delay, rng)
             }
             _ if n < self.profile.first_backoff_retry() => Duration::ZERO,
-            _ => self.backoff.delay(n, state.prev_delay, rng),
+            _ => backoff.delay(n, state.prev_delay, rng),
         };
         state.retries = n;
         state.prev_delay = Some(after);
@@ -337,6 +341,7 @@ mod tests {
         let ra = |s| Outcome::Response {
             status: 503,
             retry_after: Some(Duration::from_secs(s)),
+            throttling: false,
         };
         let (d, _) = run(Policy::new(Profile::Undici), ra(3), 1);
         assert_eq!(d, [3000; 5]);
@@ -371,6 +376,7 @@ mod tests {
         let ra = Outcome::Response {
             status: 429,
             retry_after: Some(Duration::from_secs(100)),
+            throttling: false,
         };
         let (d, _) = run(Policy::new(Profile::AxiosRetry), ra, 1);
         assert!(d.iter().all(|x| (100_000..=120_000).contains(x)), "{d:?}");

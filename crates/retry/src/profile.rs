@@ -6,6 +6,7 @@
 //! "axios-retry without jitter" and "undici with full jitter" are one line each.
 
 use crate::backoff::Backoff;
+use crate::budget::{BudgetConfig, PercentConfig, QuotaConfig};
 use crate::classify::{Failure, Method, Outcome};
 use crate::jitter::Jitter;
 use crate::retry_after::{AboveMax, RetryAfter, RetryAfterMode};
@@ -111,6 +112,38 @@ pub enum Profile {
     /// default **1** (linkerd.io/2.16/tasks/configuring-retries): one immediate retry of
     /// a 5xx or a connection that never reached the server, no budget.
     LinkerdLimit,
+    /// The AWS SDKs' `standard` retry mode under the **2026 rules** (Retry Behavior 2.1),
+    /// what botocore 1.44 does by default (`configprovider` `retry_mode` `standard`;
+    /// `botocore/retries/standard.py` @0719e79) and the Rust SDK from behaviour version
+    /// v2026_11_10: 3 attempts (`DEFAULT_MAX_ATTEMPTS`; DynamoDB 4, with `retries = 3`);
+    /// retry `n` waits `U(0, min(20 s, 50 ms·2^(n−1)))` after a transient error
+    /// (`_NON_THROTTLING_BASE_SCALE = 0.05`; DynamoDB 25 ms, with `base_ms = 25`) and
+    /// `U(0, min(20 s, 1 s·2^(n−1)))` after a throttling one; a quota of 500 tokens, 14 per
+    /// retry, 5 per throttling retry, that only successes refill
+    /// ([`QuotaConfig::AWS_2026`]). Retries, on any method (DynamoDB is all POST): the
+    /// throttling error codes ([`crate::aws::codes`]), statuses 500, 502, 503, 504,
+    /// connection errors and timeouts; **not a bare 429** (boto/botocore#2635).
+    /// `x-amz-retry-after` is honoured by botocore, `Retry-After` is not; herd's upstream
+    /// sends neither in its AWS dialect, so the profile ignores hints.
+    AwsStandard,
+    /// `standard` mode under the **2.0 rules** (before 2026, and the Rust SDK before
+    /// behaviour version v2026_11_10): the conditions of [`Profile::AwsStandard`], retry
+    /// `n` waits `U(0, min(20 s, 1 s·2^(n−1)))` whatever the error (`ExponentialBackoff`,
+    /// `_BASE = 2`, `_MAX_BACKOFF = 20`), quota 500, 5 per retry, 10 per timeout retry
+    /// ([`QuotaConfig::default`]).
+    AwsStandard2_0,
+    /// The AWS SDKs' `adaptive` mode: [`Profile::AwsStandard`] (2026 rules) plus the
+    /// client-side CUBIC rate limiter ([`crate::aws::rate_limiter`]) that, from the first
+    /// throttling error on, holds **every** attempt, first attempts included, until its
+    /// token bucket has a token (β 0.7, C 0.4, 0.5 s buckets smoothed 0.8, at most 2× the
+    /// measured rate, 0.5/s floor). Measured against botocore 1.44: after a throttle,
+    /// requests ~2.0 s apart (0.47 req/s against 1.07 for standard).
+    AwsAdaptive,
+    /// botocore's `legacy` mode (`botocore/data/_retry.json`, the boto3 guide's
+    /// "default"): 5 attempts, retry `n` waits `rand·2^(n−1)` s with no cap, no quota;
+    /// retries the throttling codes, 429, 500, 502, 503, 504, 509, connection errors and
+    /// timeouts, on any method.
+    AwsLegacy,
 }
 
 impl Profile {
@@ -129,6 +162,10 @@ impl Profile {
         "istio-default",
         "linkerd-budget",
         "linkerd-limit",
+        "aws-standard",
+        "aws-standard-2.0",
+        "aws-adaptive",
+        "aws-legacy",
     ];
 
     /// The profile's name.
@@ -147,6 +184,10 @@ impl Profile {
             Profile::IstioDefault => "istio-default",
             Profile::LinkerdBudget => "linkerd-budget",
             Profile::LinkerdLimit => "linkerd-limit",
+            Profile::AwsStandard => "aws-standard",
+            Profile::AwsStandard2_0 => "aws-standard-2.0",
+            Profile::AwsAdaptive => "aws-adaptive",
+            Profile::AwsLegacy => "aws-legacy",
         }
     }
 
@@ -160,7 +201,8 @@ impl Profile {
             | Profile::Herd
             | Profile::Urllib3
             | Profile::Tenacity => 3,
-            Profile::GoRetryablehttp => 4,
+            Profile::GoRetryablehttp | Profile::AwsLegacy => 4,
+            Profile::AwsStandard | Profile::AwsStandard2_0 | Profile::AwsAdaptive => 2,
             Profile::None => 0,
             Profile::Envoy | Profile::LinkerdLimit => 1,
             Profile::IstioDefault => 2,
@@ -237,6 +279,42 @@ impl Profile {
                 offset: 0,
                 jitter: Jitter::Full,
             },
+            Profile::AwsStandard | Profile::AwsAdaptive => Backoff {
+                base: ms(50),
+                ..AWS_THROTTLING_BACKOFF
+            },
+            Profile::AwsStandard2_0 => AWS_THROTTLING_BACKOFF,
+            Profile::AwsLegacy => Backoff {
+                cap: Duration::MAX,
+                ..AWS_THROTTLING_BACKOFF
+            },
+        }
+    }
+
+    /// The backoff after a throttling error (by error code), where the library has a
+    /// separate one: the 2026 AWS rules back off from 1 s, not 50 ms. `None`: the
+    /// profile's backoff applies to every error.
+    pub fn throttling_backoff(self) -> Option<Backoff> {
+        match self {
+            Profile::AwsStandard | Profile::AwsAdaptive => Some(AWS_THROTTLING_BACKOFF),
+            _ => None,
+        }
+    }
+
+    /// The budget the library keeps per client object: herd's percent budget (20% over
+    /// 10 s, floor 10/s); the AWS SDKs' retry quota (2026 rules, or 2.0), with adaptive
+    /// mode's rate limiter; none for the others.
+    pub fn default_budget(self) -> Option<BudgetConfig> {
+        match self {
+            // herd's recommendation and Linkerd's ServiceProfile retries come with the
+            // percent budget (Finagle's shape, which Linkerd's defaults match).
+            Profile::Herd | Profile::LinkerdBudget => {
+                Some(BudgetConfig::Percent(PercentConfig::default()))
+            }
+            Profile::AwsStandard => Some(BudgetConfig::Quota(QuotaConfig::AWS_2026)),
+            Profile::AwsStandard2_0 => Some(BudgetConfig::Quota(QuotaConfig::default())),
+            Profile::AwsAdaptive => Some(BudgetConfig::AwsAdaptive(QuotaConfig::AWS_2026)),
+            _ => None,
         }
     }
 
@@ -304,7 +382,11 @@ impl Profile {
             | Profile::Envoy
             | Profile::IstioDefault
             | Profile::LinkerdBudget
-            | Profile::LinkerdLimit => RetryAfter::IGNORE,
+            | Profile::LinkerdLimit
+            | Profile::AwsStandard
+            | Profile::AwsStandard2_0
+            | Profile::AwsAdaptive
+            | Profile::AwsLegacy => RetryAfter::IGNORE,
         }
     }
 
@@ -354,9 +436,38 @@ impl Profile {
             (Profile::LinkerdBudget | Profile::LinkerdLimit, Outcome::Response { status, .. }) => {
                 (500..=599).contains(status)
             }
+            (
+                Profile::AwsStandard | Profile::AwsStandard2_0 | Profile::AwsAdaptive,
+                Outcome::Response {
+                    status, throttling, ..
+                },
+            ) => *throttling || matches!(status, 500 | 502 | 503 | 504),
+            (
+                Profile::AwsLegacy,
+                Outcome::Response {
+                    status, throttling, ..
+                },
+            ) => *throttling || matches!(status, 429 | 500 | 502 | 503 | 504 | 509),
+            (
+                Profile::AwsStandard
+                | Profile::AwsStandard2_0
+                | Profile::AwsAdaptive
+                | Profile::AwsLegacy,
+                Outcome::Failed(f),
+            ) => f.is_connection_error() || *f == Failure::Timeout,
         }
     }
 }
+
+/// The AWS SDKs' exponential backoff with full jitter, base 1 s, cap 20 s: the 2.0 rules'
+/// for every error, the 2026 rules' for throttling errors.
+const AWS_THROTTLING_BACKOFF: Backoff = Backoff {
+    base: Duration::from_secs(1),
+    factor: 2.0,
+    cap: Duration::from_secs(20),
+    offset: 0,
+    jitter: Jitter::Full,
+};
 
 /// axios-retry's `IDEMPOTENT_HTTP_METHODS`: get, head, options, put, delete (no TRACE).
 fn axios_idempotent(m: Method) -> bool {
@@ -389,6 +500,10 @@ impl FromStr for Profile {
             "istio-default" | "istio" => Profile::IstioDefault,
             "linkerd-budget" => Profile::LinkerdBudget,
             "linkerd-limit" | "linkerd" => Profile::LinkerdLimit,
+            "aws-standard" | "botocore" | "boto3" => Profile::AwsStandard,
+            "aws-standard-2.0" => Profile::AwsStandard2_0,
+            "aws-adaptive" => Profile::AwsAdaptive,
+            "aws-legacy" => Profile::AwsLegacy,
             _ => {
                 return Err(format!(
                     "unknown policy `{s}` (expected one of: {})",
@@ -474,6 +589,7 @@ mod tests {
         Outcome::Response {
             status,
             retry_after: Some(Duration::from_secs(secs)),
+            throttling: false,
         }
     }
 

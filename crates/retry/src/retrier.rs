@@ -23,7 +23,7 @@
 //! assert_eq!(retrier.counters().retries, 1);
 //! ```
 
-use crate::budget::{AttemptResult, Budget, BudgetConfig, PercentConfig};
+use crate::budget::{AttemptResult, Budget, BudgetConfig, RetryCause};
 use crate::classify::{Failure, Method, Outcome};
 use crate::nanos::Nanos;
 use crate::policy::{Decision, GiveUp, Policy, RetryState};
@@ -45,9 +45,11 @@ pub struct Strategy {
 }
 
 impl Strategy {
-    /// A profile's defaults, for a client with no attempt timeout. Only `herd` comes with
-    /// a budget (percent, 20% over 10 s, floor 10/s) and a deadline (10 s); real libraries'
-    /// profiles have neither, as the libraries don't.
+    /// A profile's defaults, for a client with no attempt timeout. `herd` comes with a
+    /// budget (percent, 20% over 10 s, floor 10/s) and a deadline (10 s); the AWS profiles
+    /// with their SDK's quota (and, in adaptive mode, its rate limiter)
+    /// ([`Profile::default_budget`]); other libraries' profiles have neither, as the
+    /// libraries don't.
     pub fn new(profile: Profile) -> Strategy {
         Strategy::for_client(profile, None)
     }
@@ -64,12 +66,9 @@ impl Strategy {
     /// assert_eq!(Strategy::for_client(Profile::Undici, t), Strategy::new(Profile::Undici));
     /// ```
     pub fn for_client(profile: Profile, attempt_timeout: Option<Duration>) -> Strategy {
-        // herd's recommendation and Linkerd's ServiceProfile retries come with the
-        // percent budget (Finagle's shape, which Linkerd's defaults match).
-        let herd = matches!(profile, Profile::Herd | Profile::LinkerdBudget);
         Strategy {
             policy: Policy::new(profile),
-            budget: herd.then_some(BudgetConfig::Percent(PercentConfig::default())),
+            budget: profile.default_budget(),
             deadline: profile.default_deadline(attempt_timeout),
         }
     }
@@ -197,6 +196,18 @@ impl Retrier {
         ok
     }
 
+    /// Asks the client's rate limiter whether the next attempt of a request may go out at
+    /// `now`: zero means go (then [`Retrier::admit`] it), anything else means ask again after
+    /// this long. Only AWS adaptive mode says wait, from its first throttle on, and to first
+    /// attempts too.
+    #[inline]
+    pub fn pace(&mut self, now: Nanos) -> Duration {
+        match &mut self.budget {
+            Some(b) => b.pace(now),
+            None => Duration::ZERO,
+        }
+    }
+
     /// The time left before the deadline, to bound the next attempt's timeout; `None`
     /// without a deadline.
     #[inline]
@@ -279,8 +290,12 @@ impl Retrier {
             }
         }
         if let Some(b) = &mut self.budget {
-            let timeout = matches!(outcome, Outcome::Failed(Failure::Timeout));
-            match b.withdraw(now, timeout) {
+            let cause = match outcome {
+                Outcome::Failed(Failure::Timeout) => RetryCause::Timeout,
+                o if o.is_throttling() => RetryCause::Throttling,
+                _ => RetryCause::Failure,
+            };
+            match b.withdraw(now, cause) {
                 Some(cost) => req.spent += cost,
                 None => return Decision::GiveUp(GiveUp::Budget),
             }
@@ -294,6 +309,7 @@ impl Retrier {
 fn attempt_result(o: &Outcome) -> AttemptResult {
     match o {
         o if o.is_success() => AttemptResult::Success,
+        o if o.is_throttling() => AttemptResult::Throttled,
         Outcome::Response {
             status: 429 | 503, ..
         }
@@ -305,7 +321,7 @@ fn attempt_result(o: &Outcome) -> AttemptResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budget::{QuotaConfig, TokenBucketConfig};
+    use crate::budget::{PercentConfig, QuotaConfig, TokenBucketConfig};
     use proptest::{prop_assert, prop_assert_eq, proptest};
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;

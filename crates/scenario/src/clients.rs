@@ -138,6 +138,19 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         runtime: Runtime::Python,
         adapter: PYTHON_ADAPTER,
     },
+    // AWS SDK
+    ExternalClient {
+        id: "py-boto3-standard",
+        description: "boto3/botocore S3 client (service = \"dynamodb\" for DynamoDB), retries={'mode': 'standard'}: 3 attempts (DynamoDB 4), U(0, 50 ms·2^(n-1)), U(0, 1 s·2^(n-1)) after a throttle, a 500-token quota at 14 per retry (5 per throttle) per client object",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    ExternalClient {
+        id: "py-boto3-adaptive",
+        description: "py-boto3-standard with retries={'mode': 'adaptive'}: after the first throttle, every attempt waits for a token from a CUBIC-controlled bucket (at least 0.5/s)",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
     ExternalClient {
         id: "go-retryablehttp",
         description: "hashicorp/go-retryablehttp defaults: 4 retries, 1 · 2^n s capped at 30 s (1, 2, 4, 8 s), no jitter, Retry-After honoured uncapped",

@@ -65,6 +65,10 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "chain-budget",
         toml: include_str!("../scenarios/chain-budget.toml"),
     },
+    Embedded {
+        name: "aws",
+        toml: include_str!("../scenarios/aws.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

@@ -330,6 +330,7 @@ mod tests {
             ],
             rate_limit: None,
             target: None,
+            dialect: Default::default(),
         }
     }
 

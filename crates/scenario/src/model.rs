@@ -194,6 +194,9 @@ pub struct Upstream {
     /// is forwarded to (proxy mode). Then `service_time` is the service's own; `workers`
     /// and `queue_limit` still apply in front of it when set. The simulator ignores it.
     pub target: Option<Target>,
+    /// How herd's own answers are worded: plain, or as S3 or DynamoDB would answer
+    /// (see [`crate::dialect`]).
+    pub dialect: crate::Dialect,
 }
 
 impl Upstream {
@@ -215,6 +218,7 @@ impl Upstream {
             incidents: vec![],
             rate_limit: None,
             target: None,
+            dialect: Default::default(),
         }
     }
 }

@@ -356,6 +356,18 @@ impl Check<'_> {
             }
         };
         let target = self.target(at, &u)?;
+        let dialect = match u.dialect.as_deref() {
+            None => crate::Dialect::Plain,
+            Some(name) => crate::Dialect::from_name(name).ok_or_else(|| {
+                self.err(
+                    &k("dialect"),
+                    format!(
+                        "unknown dialect `{name}` (expected one of: {})",
+                        crate::Dialect::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        };
         let rate_limit = u.rate_limit.map(|r| self.rate_limit(at, r)).transpose()?;
         let mut incidents = Vec::with_capacity(u.incidents.len());
         for (i, inc) in u.incidents.into_iter().enumerate() {
@@ -375,6 +387,7 @@ impl Check<'_> {
             incidents,
             rate_limit,
             target,
+            dialect,
         })
     }
 

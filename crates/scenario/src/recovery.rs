@@ -55,6 +55,7 @@ mod tests {
             incidents,
             rate_limit: None,
             target: None,
+            dialect: Default::default(),
         }
     }
 

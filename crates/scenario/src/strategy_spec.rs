@@ -122,6 +122,7 @@ fn quota(q: &RawQuota) -> R<QuotaConfig> {
         initial: knob("initial", q.initial, d.initial, uint)?,
         retry_cost: knob("retry_cost", q.retry_cost, d.retry_cost, uint)?,
         timeout_cost: knob("timeout_cost", q.timeout_cost, d.timeout_cost, uint)?,
+        throttling_cost: d.throttling_cost,
         success_increment: knob(
             "success_increment",
             q.success_increment,

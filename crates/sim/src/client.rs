@@ -298,6 +298,13 @@ impl Client {
         if r.phase != Phase::Idle {
             return;
         }
+        // The client's rate limiter (AWS adaptive mode) may hold the attempt, a first
+        // attempt too: it asks again when told, as after a backoff.
+        let wait = self.retrier.pace(Nanos(now));
+        if !wait.is_zero() {
+            s.after(wait, Event::Retry(AttemptId { req, gen: r.gen }));
+            return;
+        }
         if !self.retrier.admit(&r.request, Nanos(now), &mut r.rng) {
             return self.conclude(s, req, &Outcome::Failed(Failure::Throttled));
         }
@@ -393,11 +400,17 @@ impl Client {
             Answer::Unavailable { hinted } => Outcome::Response {
                 status: 503,
                 retry_after: self.retry_after.filter(|_| hinted),
+                throttling: false,
             },
             Answer::Reset => Outcome::Failed(Failure::Reset),
-            Answer::Limited { status, hinted } => Outcome::Response {
+            Answer::Limited {
+                status,
+                hinted,
+                throttling,
+            } => Outcome::Response {
                 status,
                 retry_after: self.limit_retry_after.filter(|_| hinted),
+                throttling,
             },
         };
         self.conclude(s, id.req, &outcome);

@@ -105,6 +105,9 @@ pub(crate) enum Answer {
         status: u16,
         /// Whether `Retry-After` is set.
         hinted: bool,
+        /// Whether the answer's error code says "throttling" (an AWS dialect, see
+        /// `herd_scenario::dialect`).
+        throttling: bool,
     },
 }
 

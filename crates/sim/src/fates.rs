@@ -114,7 +114,7 @@ fn reply(answer: Answer) -> Reply {
             retry_after: hinted,
         },
         Answer::Reset => Reply::Reset,
-        Answer::Limited { status, hinted } => Reply::Limited {
+        Answer::Limited { status, hinted, .. } => Reply::Limited {
             status,
             retry_after: hinted,
         },

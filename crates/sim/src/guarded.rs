@@ -503,11 +503,17 @@ impl Guarded {
             Answer::Unavailable { hinted } => Outcome::Response {
                 status: 503,
                 retry_after: self.retry_after.filter(|_| hinted),
+                throttling: false,
             },
             Answer::Reset => Outcome::Failed(Failure::Reset),
-            Answer::Limited { status, hinted } => Outcome::Response {
+            Answer::Limited {
+                status,
+                hinted,
+                throttling,
+            } => Outcome::Response {
                 status,
                 retry_after: self.limit_retry_after.filter(|_| hinted),
+                throttling,
             },
         };
         self.end_leg(s, id, outcome);

@@ -172,8 +172,18 @@ impl<'a> Server<'a> {
     fn reject(&mut self, s: &mut Schedule<Event>, a: Attempt, now: u64) {
         self.count(now, ServerEvent::Limited);
         if let Some(r) = &self.config.rate_limit {
-            let (status, hinted) = (r.status, r.retry_after_s > 0);
-            self.answer(s, a, Answer::Limited { status, hinted });
+            let dialect = self.config.dialect;
+            let (status, hinted) = (dialect.limited_status(r.status), r.retry_after_s > 0);
+            let throttling = dialect.throttles();
+            self.answer(
+                s,
+                a,
+                Answer::Limited {
+                    status,
+                    hinted,
+                    throttling,
+                },
+            );
         }
     }
 

@@ -17,7 +17,7 @@ use crate::job::{detached, Job};
 use crate::lock;
 use crate::metrics;
 use crate::options::Denied;
-use crate::reply::{full, text, text_static, Reply};
+use crate::reply::{full, text, Reply};
 use crate::shared::{nanos, Shared};
 use bytes::Bytes;
 use herd_scenario::rate_limit::Verdict;
@@ -97,7 +97,7 @@ pub(crate) async fn handle(
             if service.is_zero() && shared.forward.is_none() && shared.capacity.serve_at_once() =>
         {
             shared.answered_at_once(t, ServerEvent::Ok, id, counted);
-            text_static(StatusCode::OK, "ok\n")
+            shared.ok()
         }
         Fate::Reset { after } => {
             received();
@@ -142,7 +142,7 @@ pub(crate) async fn handle(
                         return std::future::pending().await;
                     }
                     shared.record(ServerEvent::Ok, id);
-                    text_static(StatusCode::OK, "ok\n")
+                    shared.ok()
                 }
             }
         }

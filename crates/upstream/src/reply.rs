@@ -34,3 +34,18 @@ fn text_bytes(status: StatusCode, body: Bytes) -> Reply {
 pub(crate) fn full(b: Bytes) -> BoxBody<Bytes, hyper::Error> {
     Full::new(b).map_err(|never| match never {}).boxed()
 }
+
+/// An answer in an AWS dialect ([`herd_scenario::dialect`]): its status, `Content-Type` and
+/// body, the error code in `x-amzn-ErrorType`, and an `x-amz-request-id`.
+pub(crate) fn worded(w: herd_scenario::dialect::Wording) -> Reply {
+    let status = StatusCode::from_u16(w.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let mut r = Response::new(full(Bytes::from_static(w.body.as_bytes())));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(w.content_type));
+    h.insert("x-amz-request-id", HeaderValue::from_static("herd"));
+    if let Some(code) = w.code {
+        h.insert("x-amzn-errortype", HeaderValue::from_static(code));
+    }
+    r
+}

@@ -4,7 +4,7 @@
 use crate::capacity::Capacity;
 use crate::forward::Forward;
 use crate::options::Admin;
-use crate::reply::{text_static, Reply};
+use crate::reply::{text_static, worded, Reply};
 use crate::Stats;
 use herd_scenario::rate_limit::Limiter;
 use herd_scenario::ServerEvent;
@@ -87,7 +87,10 @@ impl Shared {
 
     /// A 503 as the fault rules mean it, with `Retry-After` when configured.
     pub(crate) fn unavailable(&self) -> Reply {
-        let mut r = text_static(StatusCode::SERVICE_UNAVAILABLE, "unavailable (injected)\n");
+        let mut r = match self.config.dialect.unavailable() {
+            Some(w) => worded(w),
+            None => text_static(StatusCode::SERVICE_UNAVAILABLE, "unavailable (injected)\n"),
+        };
         if self.config.retry_after_s > 0 {
             r.headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(self.config.retry_after_s));
@@ -101,12 +104,23 @@ impl Shared {
             return text_static(StatusCode::SERVICE_UNAVAILABLE, "rate limited\n");
         };
         let status = StatusCode::from_u16(rule.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-        let mut r = text_static(status, "rate limited\n");
+        let mut r = match self.config.dialect.limited() {
+            Some(w) => worded(w),
+            None => text_static(status, "rate limited\n"),
+        };
         if rule.retry_after_s > 0 {
             r.headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(rule.retry_after_s));
         }
         r
+    }
+
+    /// A success, in the upstream's dialect.
+    pub(crate) fn ok(&self) -> Reply {
+        match self.config.dialect.ok() {
+            Some(w) => worded(w),
+            None => text_static(StatusCode::OK, "ok\n"),
+        }
     }
 
     /// Counts `ev` at `t` for a request answered in the same instant it reached the fault

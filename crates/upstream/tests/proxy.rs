@@ -70,6 +70,7 @@ fn front(target: SocketAddr, arm: Option<&str>) -> sc::Upstream {
     t.answer_timeout = Duration::from_millis(300);
     sc::Upstream {
         target: Some(t),
+        dialect: Default::default(),
         ..sc::Upstream::fault_free()
     }
 }

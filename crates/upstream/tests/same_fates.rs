@@ -70,6 +70,7 @@ fn config() -> sc::Upstream {
         }],
         rate_limit: None,
         target: None,
+        dialect: Default::default(),
     }
 }
 

@@ -11,9 +11,12 @@ Clients (README.md has the table):
   py-httpx-retries-async    the same with httpx.AsyncClient, on asyncio
   py-pybreaker              pybreaker CircuitBreaker() defaults around a requests session without
                             retries; a call the open breaker turns away is answered attempts 0
+  py-boto3-standard         boto3 S3 (or DynamoDB) client, retries={'mode': 'standard'}, at herd's front
+  py-boto3-adaptive         the same with retries={'mode': 'adaptive'} (client-side rate limiter)
 
-Attempts are counted where each attempt goes on the wire (a urllib3 connection class, or an
-httpx transport under the retrying one), so they are exact whatever the outcome.
+Attempts are counted where each attempt goes on the wire (a urllib3 connection class, an
+httpx transport under the retrying one, botocore's before-send event), so they are exact
+whatever the outcome.
 """
 
 import os
@@ -336,6 +339,94 @@ def pybreaker_arm(cfg, warmup):
     )
     return herd_arm.Client(policy=policy, call=call, close=session.close)
 
+# ---------------------------------------------------------------------------------------
+# boto3 / botocore: the AWS SDK for Python, standard and adaptive retry modes.
+
+BOTO3_OPTIONS = {"service": str, "max_attempts": int}
+
+
+def boto3_arm(mode):
+    """An S3 (default) or DynamoDB client in retry ``mode``, pointed at herd's front.
+
+    One client object per arm: botocore keeps its retry quota (and, in adaptive mode, its
+    rate limiter) per client object, so the arm's calls share them, as an application's
+    would. Dummy credentials and region us-east-1; requests are signed as for AWS.
+    """
+
+    def build(cfg, warmup):
+        import threading
+        from urllib.parse import urlsplit
+
+        import boto3
+        import botocore
+        from botocore.config import Config as BotoConfig
+        from botocore.exceptions import ClientError
+
+        o = cfg.options
+        service = o.get("service", "s3")
+        if service not in ("s3", "dynamodb"):
+            herd_arm.fail(f"--options: service must be \"s3\" or \"dynamodb\", got {service!r}")
+        retries = {"mode": mode}
+        if "max_attempts" in o:
+            retries["total_max_attempts"] = o["max_attempts"]
+        url = urlsplit(cfg.url)
+        endpoint = f"{url.scheme}://{url.netloc}"
+        timeout = cfg.timeout_s
+        session = boto3.session.Session(
+            aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1"
+        )
+        config = BotoConfig(
+            retries=retries,
+            max_pool_connections=max(cfg.pool, 1),
+            connect_timeout=timeout if timeout else 60,
+            read_timeout=timeout if timeout else 60,
+            s3={"addressing_style": "path"},
+        )
+        client = session.client(service, endpoint_url=endpoint, config=config)
+        current = threading.local()
+
+        def before_send(request, **kwargs):
+            # botocore runs every attempt (first and retries, after adaptive mode's token
+            # wait) through before-send on the caller's thread.
+            req = getattr(current, "req", None)
+            if req is not None:
+                request.headers["x-herd-request"] = req.header_value
+            herd_arm.count_attempt()
+            return None  # anything else would replace the response
+
+        client.meta.events.register_last("before-send", before_send)
+
+        def one(req):
+            if service == "s3":
+                r = client.get_object(Bucket="herd", Key="k")
+                r["Body"].read()
+                r["Body"].close()
+            else:
+                r = client.get_item(TableName="herd", Key={"id": {"S": "k"}})
+            return r["ResponseMetadata"]["HTTPStatusCode"]
+
+        def call(req):
+            current.req = req
+            try:
+                return herd_arm.Result(status=one(req))
+            except ClientError as e:
+                status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+                return herd_arm.Result(status=status, ok=False, error=e.response.get("Error", {}).get("Code") or "ClientError")
+            finally:
+                current.req = None
+
+        what = "S3 GetObject(Bucket='herd', Key='k'), path-style" if service == "s3" else "DynamoDB GetItem(TableName='herd')"
+        policy = (
+            f"boto3 {version('boto3')} / botocore {botocore.__version__} {service} client, "
+            f"Config(retries={retries}) (botocore's {mode} mode: its default attempts, backoff, retry "
+            f"quota{' and client-side rate limiter' if mode == 'adaptive' else ''}, one client object for the arm), "
+            f"endpoint_url={endpoint}, dummy credentials, region us-east-1; each call {what}; "
+            f"{timeout_text(cfg, 'connect and read, per attempt')}; attempts counted at botocore's before-send"
+        )
+        return herd_arm.Client(policy=policy, call=call, close=client.close)
+
+    return build
+
 
 CLIENTS = {
     "py-requests": requests_arm,
@@ -343,6 +434,9 @@ CLIENTS = {
     "py-httpx-retries": httpx_retries_arm,
     "py-httpx-retries-async": lambda cfg, warmup: httpx_retries_arm(cfg, warmup, use_async=True),
     "py-pybreaker": pybreaker_arm,
+    # AWS SDK
+    "py-boto3-standard": boto3_arm("standard"),
+    "py-boto3-adaptive": boto3_arm("adaptive"),
 }
 OPTIONS = {
     "py-requests": URLLIB3_OPTIONS,
@@ -350,6 +444,9 @@ OPTIONS = {
     "py-httpx-retries": HTTPX_RETRIES_OPTIONS,
     "py-httpx-retries-async": HTTPX_RETRIES_OPTIONS,
     "py-pybreaker": PYBREAKER_OPTIONS,
+    # AWS SDK
+    "py-boto3-standard": BOTO3_OPTIONS,
+    "py-boto3-adaptive": BOTO3_OPTIONS,
 }
 
 if __name__ == "__main__":

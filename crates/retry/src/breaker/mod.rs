@@ -155,6 +155,7 @@ pub const REJECTED: Outcome = Outcome::Failed(Failure::Throttled);
 pub const CANCELLED: Outcome = Outcome::Response {
     status: 499,
     retry_after: None,
+    throttling: false,
 };
 
 /// Whether a breaker counts `outcome` as a failure: no response at all, or 408, 429 or a

@@ -26,7 +26,8 @@
 //! |---|---|---|
 //! | `percent` | Finagle, tower `TpsBudget` | retries ≤ 20% of requests over 10 s, + 10/s floor |
 //! | `token-bucket` | gRPC A6 retry throttling | −1 per failure, +ratio per success, retry only above half |
-//! | `quota` | AWS SDK standard mode | 500 tokens, 5 per retry, 10 per timeout retry, +1 per success |
+//! | `quota` | AWS SDK standard mode | 500 tokens, 5 per retry, 10 per timeout retry, +1 per success (2026 rules: 14, 5 for throttling) |
+//! | `aws-adaptive` | AWS SDK adaptive mode | the quota, plus a CUBIC rate limiter that paces every attempt after a throttle ([`crate::aws::rate_limiter`]) |
 //! | `ratio` | Google SRE per-client budget | retries ≤ 10% of requests over 10 s, no floor |
 //! | `adaptive` | Google SRE client-side throttling | reject locally with p = max(0, (req − K·acc)/(req + 1)) |
 
@@ -41,14 +42,16 @@ mod window;
 pub use adaptive::{Adaptive, AdaptiveConfig};
 pub use error::BudgetError;
 pub use percent::{Percent, PercentConfig};
-pub use quota::{Quota, QuotaConfig};
+pub use quota::{Quota, QuotaConfig, RetryCause};
 pub use ratio::{Ratio, RatioConfig};
 pub use token_bucket::{TokenBucket, TokenBucketConfig};
 pub use window::Window;
 
+use crate::aws::RateLimiter;
 use crate::nanos::Nanos;
 use rand::Rng;
 use std::fmt;
+use std::time::Duration;
 
 /// Which budget, with its settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,6 +67,10 @@ pub enum BudgetConfig {
     Ratio(RatioConfig),
     /// SRE adaptive client-side throttling.
     Adaptive(AdaptiveConfig),
+    /// AWS adaptive mode: this quota, and the client-side rate limiter (its constants are
+    /// botocore's, [`crate::aws::rate_limiter`]). A profile's default, not a kind a
+    /// scenario writes.
+    AwsAdaptive(QuotaConfig),
 }
 
 impl BudgetConfig {
@@ -79,6 +86,7 @@ impl BudgetConfig {
             BudgetConfig::Quota(_) => "quota",
             BudgetConfig::Ratio(_) => "ratio",
             BudgetConfig::Adaptive(_) => "adaptive",
+            BudgetConfig::AwsAdaptive(_) => "aws-adaptive",
         }
     }
 }
@@ -101,10 +109,21 @@ impl fmt::Display for BudgetConfig {
                     c.token_ratio()
                 )
             }
-            BudgetConfig::Quota(c) => write!(
+            BudgetConfig::Quota(c) => {
+                write!(
+                    f,
+                    "quota {} tokens, {} per retry, {} per timeout retry",
+                    c.initial, c.retry_cost, c.timeout_cost
+                )?;
+                if c.throttling_cost != c.retry_cost {
+                    write!(f, ", {} per throttling retry", c.throttling_cost)?;
+                }
+                Ok(())
+            }
+            BudgetConfig::AwsAdaptive(c) => write!(
                 f,
-                "quota {} tokens, {} per retry, {} per timeout retry",
-                c.initial, c.retry_cost, c.timeout_cost
+                "quota {} tokens, {} per retry, {} per throttling retry, CUBIC rate limiter after a throttle",
+                c.initial, c.retry_cost, c.throttling_cost
             ),
             BudgetConfig::Ratio(c) => write!(
                 f,
@@ -136,6 +155,9 @@ pub enum Budget {
     Ratio(Ratio),
     /// Adaptive throttling.
     Adaptive(Adaptive),
+    /// AWS adaptive mode: the quota, and the rate limiter, made at the first attempt (its
+    /// clock starts then).
+    AwsAdaptive(Quota, Option<RateLimiter>),
 }
 
 /// What an attempt came to, as far as a budget cares.
@@ -147,6 +169,8 @@ pub enum AttemptResult {
     Failure,
     /// The upstream turned the attempt away, or it never got an answer.
     Rejected,
+    /// The service said "throttling" by its error code (see [`crate::Outcome::is_throttling`]).
+    Throttled,
 }
 
 impl Budget {
@@ -158,6 +182,7 @@ impl Budget {
             BudgetConfig::Quota(c) => Budget::Quota(Quota::new(c)),
             BudgetConfig::Ratio(c) => Budget::Ratio(Ratio::new(c)),
             BudgetConfig::Adaptive(c) => Budget::Adaptive(Adaptive::new(c)),
+            BudgetConfig::AwsAdaptive(c) => Budget::AwsAdaptive(Quota::new(c), None),
         }
     }
 
@@ -180,9 +205,24 @@ impl Budget {
         }
     }
 
+    /// Asks the client's rate limiter for an attempt that wants to go out at `now`: zero
+    /// means go (always, under every budget but `aws-adaptive`, and there until the first
+    /// throttle); anything else, ask again after this long.
+    pub fn pace(&mut self, now: Nanos) -> Duration {
+        match self {
+            Budget::AwsAdaptive(_, limiter) => limiter
+                .get_or_insert_with(|| RateLimiter::new(now))
+                .acquire(now),
+            _ => Duration::ZERO,
+        }
+    }
+
     /// An attempt ended.
     pub fn on_attempt(&mut self, now: Nanos, result: AttemptResult) {
         match (self, result) {
+            (Budget::AwsAdaptive(_, limiter), result) => limiter
+                .get_or_insert_with(|| RateLimiter::new(now))
+                .on_response(now, result == AttemptResult::Throttled),
             (Budget::TokenBucket(b), AttemptResult::Success) => b.on_success(),
             (Budget::TokenBucket(b), _) => b.on_failure(),
             (Budget::Adaptive(b), AttemptResult::Success | AttemptResult::Failure) => {
@@ -192,13 +232,13 @@ impl Budget {
         }
     }
 
-    /// Asks to retry after a failure; `timeout` says whether it was a timeout. Returns the
-    /// quota cost spent (0 for other kinds), or `None` if refused.
-    pub fn withdraw(&mut self, now: Nanos, timeout: bool) -> Option<u32> {
+    /// Asks to retry after a failure of this `cause`. Returns the quota cost spent (0 for
+    /// other kinds), or `None` if refused.
+    pub fn withdraw(&mut self, now: Nanos, cause: RetryCause) -> Option<u32> {
         match self {
             Budget::Percent(b) => b.withdraw(now).then_some(0),
             Budget::TokenBucket(b) => b.allows_retry().then_some(0),
-            Budget::Quota(b) => b.withdraw(timeout),
+            Budget::Quota(b) | Budget::AwsAdaptive(b, _) => b.withdraw(cause),
             Budget::Ratio(b) => b.withdraw(now).then_some(0),
             Budget::Adaptive(_) => Some(0),
         }
@@ -206,7 +246,7 @@ impl Budget {
 
     /// A logical request finally succeeded, its retries having cost `spent` quota.
     pub fn on_logical_success(&mut self, spent: u32) {
-        if let Budget::Quota(b) = self {
+        if let Budget::Quota(b) | Budget::AwsAdaptive(b, _) = self {
             b.on_success(spent);
         }
     }

@@ -1,10 +1,25 @@
 //! The AWS SDKs' "standard" retry mode quota.
 //!
-//! A client starts with `initial` tokens (500). A retry costs `retry_cost` (5), or
-//! `timeout_cost` (10) when the failure was a timeout; with too few tokens the retry is
-//! refused. A request that succeeds on its first attempt adds `success_increment` (1); one
-//! that succeeds after retries gives back what its retries cost. Tokens never exceed
-//! `initial` and never go negative.
+//! A client starts with `initial` tokens (500). A retry costs `retry_cost`, or
+//! `timeout_cost` when the failure was a timeout, or `throttling_cost` when the service
+//! said "throttling" by its error code; with too few tokens the retry is refused. A request
+//! that succeeds on its first attempt adds `success_increment` (1); one that succeeds after
+//! retries gives back what its retries cost. Tokens never exceed `initial` and never go
+//! negative. Only successes refill it: against a service that always fails, a client gets
+//! `initial / cost` retries in its whole life, then sends each call's first attempt only.
+//!
+//! Two rule sets are in use (sources in `shared/research`, §3 AWS SDK retry modes):
+//! - **Retry Behavior 2.0** ([`QuotaConfig::default`]): 5 per retry, 10 per timeout retry,
+//!   5 per throttling retry (botocore `standard.py` before 2026: `_RETRY_COST = 5`,
+//!   `_TIMEOUT_RETRY_REQUEST = 10`, `_NO_RETRY_INCREMENT = 1`, `quota.py`
+//!   `INITIAL_CAPACITY = 500`; smithy-rs `token_bucket.rs` 500/5/10): 100 retries from a
+//!   full quota.
+//! - **Retry Behavior 2.1, the 2026 rules** ([`QuotaConfig::AWS_2026`]): 14 per retry,
+//!   timeouts included, 5 per throttling retry (botocore 1.44 `standard.py`
+//!   `_RETRY_COST_V2 = 14`, `_THROTTLING_RETRY_COST = 5`; aws-sdk-go-v2 PR #3400;
+//!   smithy-rs from behaviour version v2026_11_10): 35 retries from a full quota
+//!   (`500 / 14`, rounded down), the 35 measured against botocore 1.44 (200 failing calls,
+//!   235 requests).
 
 /// Quota settings. Every value works (a cost above `initial` refuses every retry of that
 /// kind), so the fields are plain.
@@ -16,6 +31,8 @@ pub struct QuotaConfig {
     pub retry_cost: u32,
     /// Cost of a retry after a timeout.
     pub timeout_cost: u32,
+    /// Cost of a retry after a throttling error (by error code).
+    pub throttling_cost: u32,
     /// Refund for a request that succeeded without retries.
     pub success_increment: u32,
 }
@@ -26,9 +43,33 @@ impl Default for QuotaConfig {
             initial: 500,
             retry_cost: 5,
             timeout_cost: 10,
+            throttling_cost: 5,
             success_increment: 1,
         }
     }
+}
+
+impl QuotaConfig {
+    /// The 2026 rules (Retry Behavior 2.1): 500 tokens, 14 per retry (timeouts too), 5 per
+    /// throttling retry, 1 back per first-attempt success.
+    pub const AWS_2026: QuotaConfig = QuotaConfig {
+        initial: 500,
+        retry_cost: 14,
+        timeout_cost: 14,
+        throttling_cost: 5,
+        success_increment: 1,
+    };
+}
+
+/// Why a retry is asked for, as far as its cost goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RetryCause {
+    /// Any failure but the two below.
+    Failure,
+    /// The attempt timed out.
+    Timeout,
+    /// The service said "throttling" by its error code.
+    Throttling,
 }
 
 /// Quota state.
@@ -47,13 +88,13 @@ impl Quota {
         }
     }
 
-    /// Asks for a retry after a failure (`timeout` picks the cost). Returns the cost spent,
+    /// Asks for a retry after a failure (`cause` picks the cost). Returns the cost spent,
     /// or `None` if refused.
-    pub fn withdraw(&mut self, timeout: bool) -> Option<u32> {
-        let cost = if timeout {
-            self.cfg.timeout_cost
-        } else {
-            self.cfg.retry_cost
+    pub fn withdraw(&mut self, cause: RetryCause) -> Option<u32> {
+        let cost = match cause {
+            RetryCause::Failure => self.cfg.retry_cost,
+            RetryCause::Timeout => self.cfg.timeout_cost,
+            RetryCause::Throttling => self.cfg.throttling_cost,
         };
         if self.tokens >= cost {
             self.tokens -= cost;

@@ -13,7 +13,7 @@ fn percent_floor_then_percent() {
     // No requests: only the floor, 10/s over 10 s = 100 retries.
     let mut b = Budget::new(BudgetConfig::Percent(PercentConfig::default()));
     let granted = (0..200)
-        .filter(|_| b.withdraw(ms(0), false).is_some())
+        .filter(|_| b.withdraw(ms(0), RetryCause::Failure).is_some())
         .count();
     assert_eq!(granted, 100);
     // 1000 requests add 200 more.
@@ -23,11 +23,11 @@ fn percent_floor_then_percent() {
         b.on_request(ms(0));
     }
     let granted = (0..1000)
-        .filter(|_| b.withdraw(ms(1), false).is_some())
+        .filter(|_| b.withdraw(ms(1), RetryCause::Failure).is_some())
         .count();
     assert_eq!(granted, 200);
     // Deposits expire after the ttl.
-    assert!(b.withdraw(ms(10_500), false).is_none());
+    assert!(b.withdraw(ms(10_500), RetryCause::Failure).is_none());
 }
 
 #[test]
@@ -54,16 +54,18 @@ fn token_bucket_follows_grpc_a6() {
 #[test]
 fn quota_follows_aws_standard() {
     let mut q = Quota::new(QuotaConfig::default());
-    assert_eq!(q.withdraw(false), Some(5));
-    assert_eq!(q.withdraw(true), Some(10));
+    assert_eq!(q.withdraw(RetryCause::Failure), Some(5));
+    assert_eq!(q.withdraw(RetryCause::Timeout), Some(10));
     assert_eq!(q.tokens(), 485);
     q.on_success(15);
     assert_eq!(q.tokens(), 500);
     q.on_success(0);
     assert_eq!(q.tokens(), 500, "never above the initial quota");
-    let granted = (0..1000).filter(|_| q.withdraw(false).is_some()).count();
+    let granted = (0..1000)
+        .filter(|_| q.withdraw(RetryCause::Failure).is_some())
+        .count();
     assert_eq!(granted, 100);
-    assert_eq!(q.withdraw(false), None);
+    assert_eq!(q.withdraw(RetryCause::Failure), None);
 }
 
 #[test]
@@ -117,9 +119,9 @@ proptest! {
         let mut q = Quota::new(QuotaConfig::default());
         for op in ops {
             match op {
-                0 => { t.on_failure(); let _ = q.withdraw(false); }
+                0 => { t.on_failure(); let _ = q.withdraw(RetryCause::Failure); }
                 1 => { t.on_success(); q.on_success(0); }
-                2 => { let _ = q.withdraw(true); }
+                2 => { let _ = q.withdraw(RetryCause::Timeout); }
                 _ => q.on_success(10),
             }
             prop_assert!(t.tokens() >= 0.0 && t.tokens() <= 10.0);

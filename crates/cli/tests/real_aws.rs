@@ -1,0 +1,141 @@
+//! The AWS SDK for Python (boto3/botocore) through `herd bench`, each retry mode beside its
+//! replica in `herd sim`, on an upstream that answers as S3 or DynamoDB would
+//! (`[upstream] dialect`):
+//!
+//! - standard mode, 200 calls to an S3 that fails every request: the server counts of the
+//!   real client and of `aws-standard` are equal. Under the 2026 rules botocore 1.44 runs
+//!   (a 500-token quota, 14 per retry, that only successes refill) that is 200 + 500/14 =
+//!   235;
+//! - adaptive mode, calls to a DynamoDB that throttles every request: after the first
+//!   throttle the client's rate limiter spaces every request ~2 s apart (its 0.5/s floor),
+//!   first attempts included; the spacing the server sees from the real client (from the
+//!   report's 100 ms timeline) is within 10% of `aws-adaptive`'s.
+//!
+//! These need python3 with venv (herd pip-installs the Python kit's pinned boto3); they
+//! fail without it, never skip.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::thread;
+
+/// A scenario of one replica arm and one real arm: `requests` calls at `rate` per second
+/// against `upstream` (the `[upstream]` table's lines).
+fn scenario(requests: u32, rate: f64, upstream: &str, replica: &str, real: &str) -> String {
+    format!(
+        r#"
+name = "aws"
+seed = 3
+[load]
+requests = {requests}
+rate = {rate}
+arrival = "constant"
+[client]
+pool_max_connections = 64
+attempt_timeout_ms = 5000
+[upstream]
+{upstream}
+[[arms]]
+id = "replica"
+{replica}
+[[arms]]
+id = "real"
+{real}
+"#
+    )
+}
+
+/// `herd ARGS --json - --quiet`'s report, the run checked to succeed.
+fn report(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--json", "-", "--quiet"]);
+    let o = herd(&all);
+    assert!(o.status.success(), "herd {args:?}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
+}
+
+/// The replica's arm in `herd sim` and the real one in `herd bench` of `file`, the real
+/// arm's reported attempts checked against its server count.
+fn sim_and_bench(file: &Path) -> (Value, Value) {
+    let file = file.to_str().unwrap();
+    let s = report(&["sim", file, "--arm", "replica"]);
+    let b = report(&["bench", file, "--arm", "real"]);
+    let replica = arm(&s, "replica").clone();
+    let real = arm(&b, "real").clone();
+    assert_eq!(
+        real["client_attempts"], real["server_requests"],
+        "the adapter's attempts are what the server received: {real}"
+    );
+    (replica, real)
+}
+
+#[test]
+fn botocore_standard_and_adaptive_send_what_their_replicas_send() {
+    let dir = tempdir("real-aws");
+    let standard = dir.join("standard.toml");
+    std::fs::write(
+        &standard,
+        scenario(
+            200,
+            100.0,
+            "dialect = \"s3\"\nerror_rate = 1.0",
+            "policy = \"aws-standard\"",
+            "client = \"py-boto3-standard\"",
+        ),
+    )
+    .unwrap();
+    // Eight DynamoDB calls at once, every request throttled (a rate limit that lets
+    // nothing through: one request per 1000 s, no burst): 4 attempts each, 32 requests
+    // that the limiter spaces ~2 s apart after the first throttle.
+    let adaptive = dir.join("adaptive.toml");
+    std::fs::write(
+        &adaptive,
+        scenario(
+            8,
+            1000.0,
+            "dialect = \"dynamodb\"\nrate_limit = { rate = \"1r/m\", nodelay = true }",
+            "policy = \"aws-adaptive\"\nretries = 3\nbase_ms = 25",
+            "client = \"py-boto3-adaptive\"\noptions = { service = \"dynamodb\" }",
+        ),
+    )
+    .unwrap();
+    let a = thread::spawn(move || sim_and_bench(&adaptive));
+    let (replica, real) = sim_and_bench(&standard);
+    let (r, b) = (
+        replica["server_requests"].as_u64().unwrap(),
+        real["server_requests"].as_u64().unwrap(),
+    );
+    eprintln!("standard, 200 failing S3 calls: botocore {b} requests, aws-standard {r}");
+    assert_eq!(b, r, "real {real}\nreplica {replica}");
+    assert_eq!(r, 200 + 500 / 14, "the quota's arithmetic: 35 retries");
+
+    let (replica, real) = a.join().unwrap();
+    let (r, b) = (spacing(&replica), spacing(&real));
+    eprintln!(
+        "adaptive, 8 throttled DynamoDB calls: botocore {} requests, {b:.0} ms apart after the first wave; aws-adaptive {} requests, {r:.0} ms apart",
+        real["server_requests"], replica["server_requests"]
+    );
+    assert_eq!(real["server_requests"], replica["server_requests"]);
+    assert!(
+        (b / r - 1.0).abs() <= 0.10,
+        "real {real}\nreplica {replica}"
+    );
+    assert!((1_900.0..=2_100.0).contains(&r), "the 0.5/s floor: {r} ms");
+}
+
+/// The mean gap between the requests the server saw after the first wave (the calls'
+/// first attempts, all within the first 500 ms), from the arm's 100 ms timeline: once the
+/// limiter is on, one request per limiter period.
+fn spacing(v: &Value) -> f64 {
+    let mut at = vec![];
+    for b in v["timeline"].as_array().expect("a timeline") {
+        let t = b["t_ms"].as_f64().unwrap();
+        for _ in 0..b["server"].as_u64().unwrap() {
+            at.push(t);
+        }
+    }
+    let late: Vec<f64> = at.into_iter().filter(|&t| t >= 500.0).collect();
+    assert!(late.len() > 10, "{v}");
+    (late[late.len() - 1] - late[0]) / (late.len() - 1) as f64
+}
