@@ -390,6 +390,8 @@ pub enum RustPeer {
     TowerHedge,
     /// failsafe-rs' circuit breaker with its defaults (`Config::new()`).
     FailsafeRs,
+    /// backon's `ExponentialBuilder::default()` around reqwest (issue #31, branch pkgs).
+    Backon,
 }
 
 impl RustPeer {
@@ -400,6 +402,7 @@ impl RustPeer {
         "tower-retry",
         "tower-hedge",
         "failsafe-rs",
+        "backon",
     ];
 
     /// Parses a client id.
@@ -410,6 +413,7 @@ impl RustPeer {
             "tower-retry" => Some(RustPeer::TowerRetry),
             "tower-hedge" => Some(RustPeer::TowerHedge),
             "failsafe-rs" => Some(RustPeer::FailsafeRs),
+            "backon" => Some(RustPeer::Backon),
             _ => None,
         }
     }
@@ -422,6 +426,7 @@ impl RustPeer {
             RustPeer::TowerRetry => "tower-retry",
             RustPeer::TowerHedge => "tower-hedge",
             RustPeer::FailsafeRs => "failsafe-rs",
+            RustPeer::Backon => "backon",
         }
     }
 }

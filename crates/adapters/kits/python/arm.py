@@ -11,6 +11,8 @@ Clients (README.md has the table):
   py-httpx-retries-async    the same with httpx.AsyncClient, on asyncio
   py-pybreaker              pybreaker CircuitBreaker() defaults around a requests session without
                             retries; a call the open breaker turns away is answered attempts 0
+  py-stamina, py-backoff    @stamina.retry / @backoff.on_exception(backoff.expo) defaults around
+                            httpx with raise_for_status() (packages.py)
 
 Attempts are counted where each attempt goes on the wire (a urllib3 connection class, or an
 httpx transport under the retrying one), so they are exact whatever the outcome.
@@ -23,6 +25,7 @@ from importlib.metadata import version
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import herd_arm  # noqa: E402
+import packages  # noqa: E402
 
 
 def timeout_text(cfg, how):
@@ -343,6 +346,9 @@ CLIENTS = {
     "py-httpx-retries": httpx_retries_arm,
     "py-httpx-retries-async": lambda cfg, warmup: httpx_retries_arm(cfg, warmup, use_async=True),
     "py-pybreaker": pybreaker_arm,
+    # issue #31, packages (branch pkgs)
+    "py-stamina": packages.stamina_arm,
+    "py-backoff": packages.backoff_arm,
 }
 OPTIONS = {
     "py-requests": URLLIB3_OPTIONS,
@@ -350,6 +356,9 @@ OPTIONS = {
     "py-httpx-retries": HTTPX_RETRIES_OPTIONS,
     "py-httpx-retries-async": HTTPX_RETRIES_OPTIONS,
     "py-pybreaker": PYBREAKER_OPTIONS,
+    # issue #31, packages (branch pkgs): their defaults only
+    "py-stamina": {},
+    "py-backoff": {},
 }
 
 if __name__ == "__main__":
