@@ -57,6 +57,11 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "breakers-real",
         toml: include_str!("../scenarios/breakers-real.toml"),
     },
+    // issue #31, packages (branch pkgs)
+    Embedded {
+        name: "sdks",
+        toml: include_str!("../scenarios/sdks.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.
