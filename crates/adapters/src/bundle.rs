@@ -24,6 +24,7 @@ pub(crate) type File = (&'static str, &'static [u8]);
 const NODE: &[File] = &[
     ("arm.mjs", include_bytes!("../kits/node/arm.mjs")),
     ("kit.mjs", include_bytes!("../kits/node/kit.mjs")),
+    ("packages.mjs", include_bytes!("../kits/node/packages.mjs")),
     ("package.json", include_bytes!("../kits/node/package.json")),
     (
         "package-lock.json",
@@ -34,6 +35,7 @@ const NODE: &[File] = &[
 const PYTHON: &[File] = &[
     ("herd_arm.py", include_bytes!("../kits/python/herd_arm.py")),
     ("arm.py", include_bytes!("../kits/python/arm.py")),
+    ("packages.py", include_bytes!("../kits/python/packages.py")),
     (
         "requirements.txt",
         include_bytes!("../kits/python/requirements.txt"),

@@ -269,14 +269,15 @@ pub struct UpstreamArgs {
 pub struct PolicyArgs {
     /// undici, axios-retry, none, naive, exponential, herd, urllib3, go-retryablehttp, tenacity,
     /// envoy, istio-default, linkerd-budget, linkerd-limit, aws-standard, aws-standard-2.0,
-    /// aws-adaptive or aws-legacy; or a hedging replica (grpc-hedging, polly-hedging, finagle-backup, tower-hedge) or a
+    /// aws-adaptive, aws-legacy, got, ky, p-retry, stamina, backoff or backon; or a hedging
+    /// replica (grpc-hedging, polly-hedging, finagle-backup, tower-hedge) or a
     /// breaker replica (resilience4j, polly-breaker, hystrix, gobreaker, pybreaker, failsafe,
     /// opossum, cockatiel, go-resiliency), shown with its defaults and sources.
     pub profile: String,
-    /// Jitter kind: none, full, equal, decorrelated, proportional, additive.
+    /// Jitter kind: none, full, equal, decorrelated, proportional, additive, noise.
     #[arg(long, value_name = "KIND")]
     pub jitter: Option<String>,
-    /// Factor for proportional / additive jitter.
+    /// Factor for proportional / additive jitter; seconds for noise.
     #[arg(long, value_name = "F")]
     pub jitter_factor: Option<f64>,
     /// Number of retries, instead of the profile's default.

@@ -15,11 +15,14 @@
 //! - `tower-hedge`: tower 0.5 `hedge::Hedge` beside the `tower-hedge` replica (`peers/hedge.rs`).
 //! - `failsafe-rs`: failsafe-rs 1.3's breaker with its defaults, beside the `failsafe`
 //!   replica (`peers/breaker.rs`).
+//! - `backon`: backon 1.5's (MSRV 1.70; 1.6 needs 1.85, past the workspace's 1.80) `ExponentialBuilder::default()` around reqwest, beside the
+//!   `backon` replica (`peers/backon.rs`).
 //!
 //! They count attempts where the library lets us see them (a middleware or policy hook
 //! below the retry loop); reqwest's built-in retry hides its attempts, so that arm reports
 //! 0 client attempts. The server's counts are the upstream's either way.
 
+mod backon;
 mod breaker;
 mod hedge;
 
@@ -62,6 +65,8 @@ pub enum Peer {
     TowerHedge(Box<hedge::TowerHedgePeer>),
     /// failsafe-rs' breaker.
     FailsafeRs(Box<breaker::FailsafePeer>),
+    /// backon around reqwest.
+    Backon(backon::BackonPeer, PeerOptions),
 }
 
 /// Per-request attempt counter, carried in the request's extensions.
@@ -144,6 +149,10 @@ impl Peer {
                     o.timeout,
                 )))
             }
+            RustPeer::Backon => Peer::Backon(
+                backon::BackonPeer::new(reqwest_client(&o, None).map_err(err)?),
+                o,
+            ),
             RustPeer::FailsafeRs => {
                 let uri = o.url.parse().map_err(|e| format!("{}: {e}", o.url))?;
                 Peer::FailsafeRs(Box::new(breaker::FailsafePeer::new(
@@ -163,6 +172,7 @@ impl Peer {
             RustPeer::TowerRetry => "tower 0.5 retry: TpsBudget::default() (20%, 10 s, 10/s), ExponentialBackoffMaker::default() (50 ms doubling, +99% jitter), 3 retries on 5xx, 429 and errors",
             RustPeer::TowerHedge => hedge::DESCRIBE,
             RustPeer::FailsafeRs => breaker::DESCRIBE,
+            RustPeer::Backon => backon::DESCRIBE,
         }
     }
 
@@ -211,6 +221,10 @@ impl Peer {
             Peer::TowerRetry(t) => t.call(id, call).await,
             Peer::TowerHedge(t) => t.call(id, call).await,
             Peer::FailsafeRs(f) => f.call(id, call).await,
+            Peer::Backon(b, o) => {
+                let Ok(url) = url(o) else { return (false, 0) };
+                b.call(id, call.http_method(), url).await
+            }
         }
     }
 }

@@ -13,11 +13,17 @@
 //! | `decorrelated` | `min(cap, U[base, 3·prev))`, `prev` starts at `base` | after |
 //! | `proportional(f)` | `d · U[1−f, 1+f]` | before (may exceed cap by `f`) |
 //! | `additive(f)` | `d + U[0, f·d]` | before (may exceed cap by `f`) |
+//! | `noise(s)` | `min(cap, d + U[0, s))`, `s` in seconds | after |
 //!
 //! `full`, `equal` and `decorrelated` are the three schemes of Marc Brooker's "Exponential
 //! Backoff And Jitter" (AWS Architecture Blog, 2015); `additive(0.2)` is what axios-retry's
 //! `exponentialDelay` adds (`delay * 0.2 * Math.random()`); `proportional` is the ±f
 //! "randomization factor" of gRPC's connection backoff and Google's client libraries.
+//! `noise(s)` adds an absolute amount instead of a share of the delay: got adds
+//! `Math.random() * 100` ms after its `backoffLimit` (default none, so the cap never binds),
+//! and stamina adds `U(0, 1)` s *before* its 5 s cap. The cap comes after here, which is
+//! stamina's order and, with got's default of no limit, got's too. Capping after the draw is
+//! what makes stamina's late waits exactly 5 s apart: the jitter is cut off with the rest.
 
 use rand::Rng;
 use std::fmt;
@@ -39,6 +45,8 @@ pub enum Jitter {
     Proportional(f64),
     /// `d + U[0, f·d]` with `f ≥ 0`.
     Additive(f64),
+    /// `min(cap, d + U[0, s))` with `s ≥ 0` seconds: noise of a fixed size, then the cap.
+    Noise(f64),
 }
 
 /// What a jitter needs besides the nominal delay.
@@ -69,21 +77,24 @@ impl Jitter {
             }
             Jitter::Proportional(f) => d * (1.0 - f + rng.random::<f64>() * 2.0 * f),
             Jitter::Additive(f) => d + d * f * rng.random::<f64>(),
+            Jitter::Noise(s) => (d + s * rng.random::<f64>()).min(input.cap.as_secs_f64()),
         };
         // A huge factor on a huge nominal delay saturates rather than panics.
         Duration::try_from_secs_f64(secs.max(0.0)).unwrap_or(Duration::MAX)
     }
 
-    /// The parameter of `proportional` / `additive`, if any.
+    /// The parameter of `proportional` / `additive` (a share of the delay) or `noise`
+    /// (seconds), if any.
     pub fn factor(&self) -> Option<f64> {
         match *self {
-            Jitter::Proportional(f) | Jitter::Additive(f) => Some(f),
+            Jitter::Proportional(f) | Jitter::Additive(f) | Jitter::Noise(f) => Some(f),
             _ => None,
         }
     }
 
     /// Parses a kind name (`none`, `full`, `equal`, `decorrelated`, `proportional`,
-    /// `additive`); the two parametrised kinds take `factor`, or 0.2 when it is `None`.
+    /// `additive`, `noise`); the three parametrised kinds take `factor`, or 0.2 when it is
+    /// `None` (for `noise`, seconds, and 0.1 when `None`: got's 100 ms).
     pub fn from_name(name: &str, factor: Option<f64>) -> Result<Jitter, JitterError> {
         let f = factor.unwrap_or(0.2);
         let j = match name {
@@ -93,6 +104,7 @@ impl Jitter {
             "decorrelated" => Jitter::Decorrelated,
             "proportional" => Jitter::Proportional(f),
             "additive" => Jitter::Additive(f),
+            "noise" => Jitter::Noise(factor.unwrap_or(0.1)),
             _ => return Err(JitterError::UnknownKind(name.to_owned())),
         };
         if factor.is_some() && j.factor().is_none() {
@@ -100,7 +112,9 @@ impl Jitter {
         }
         match j {
             Jitter::Proportional(f) if !(0.0..=1.0).contains(&f) => Err(JitterError::Factor(f)),
-            Jitter::Additive(f) if !(f >= 0.0 && f.is_finite()) => Err(JitterError::Factor(f)),
+            Jitter::Additive(f) | Jitter::Noise(f) if !(f >= 0.0 && f.is_finite()) => {
+                Err(JitterError::Factor(f))
+            }
             j => Ok(j),
         }
     }
@@ -114,6 +128,7 @@ impl Jitter {
             Jitter::Decorrelated => "decorrelated",
             Jitter::Proportional(_) => "proportional",
             Jitter::Additive(_) => "additive",
+            Jitter::Noise(_) => "noise",
         }
     }
 
@@ -125,6 +140,7 @@ impl Jitter {
         "decorrelated",
         "proportional",
         "additive",
+        "noise",
     ];
 }
 
@@ -145,7 +161,7 @@ pub enum JitterError {
     UnknownKind(String),
     /// A factor was given to a kind that takes none.
     FactorNotAllowed(String),
-    /// The factor is out of range (proportional: 0..=1, additive: ≥ 0).
+    /// The factor is out of range (proportional: 0..=1, additive and noise: ≥ 0).
     Factor(f64),
 }
 
@@ -160,12 +176,12 @@ impl fmt::Display for JitterError {
             JitterError::FactorNotAllowed(k) => {
                 write!(
                     f,
-                    "jitter `{k}` takes no factor (only proportional and additive do)"
+                    "jitter `{k}` takes no factor (only proportional, additive and noise do)"
                 )
             }
             JitterError::Factor(x) => write!(
                 f,
-                "jitter factor {x} out of range (proportional: 0 to 1, additive: 0 or more)"
+                "jitter factor {x} out of range (proportional: 0 to 1, additive and noise: 0 or more)"
             ),
         }
     }
@@ -242,6 +258,38 @@ mod tests {
         insta_like(&full, &[68, 95, 108, 744]);
     }
 
+    #[test]
+    fn noise_adds_a_fixed_size_then_caps() {
+        // Same seed as `fixed_seed_sequences`: the same uniforms u, full = d·u, so
+        // noise(0.1) = d + 100·u ms, whatever d.
+        let noise = draws(Jitter::Noise(0.1), 7);
+        let full = draws(Jitter::Full, 7);
+        for (i, d) in [100u128, 200, 400, 800].iter().enumerate() {
+            let u = full[i] as f64 / *d as f64;
+            let want = *d as f64 + 100.0 * u;
+            assert!((noise[i] as f64 - want).abs() <= 2.0, "{noise:?}");
+        }
+        insta_like(&noise, &[168, 247, 427, 893]);
+        // Capped after the draw: at the cap the noise is gone (stamina's exact 5 s).
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let capped = JitterInput {
+            nominal: ms(5000),
+            base: ms(100),
+            cap: ms(5000),
+            prev: ms(100),
+        };
+        for _ in 0..100 {
+            assert_eq!(Jitter::Noise(1.0).apply(capped, &mut rng), ms(5000));
+        }
+        assert_eq!(Jitter::from_name("noise", None), Ok(Jitter::Noise(0.1)));
+        assert_eq!(
+            Jitter::from_name("noise", Some(1.0)),
+            Ok(Jitter::Noise(1.0))
+        );
+        assert!(Jitter::from_name("noise", Some(-1.0)).is_err());
+        assert_eq!(Jitter::Noise(1.0).to_string(), "noise(1)");
+    }
+
     /// Pins an exact sequence; on a deliberate change of formula, update the literal.
     fn insta_like(got: &[u128], want: &[u128]) {
         assert_eq!(got, want, "jitter draws changed under a fixed seed");
@@ -280,6 +328,9 @@ mod tests {
             prop_assert!(p >= d * (1.0 - f) - 1e-9 && p <= d * (1.0 + f) + 1e-9);
             let a = Jitter::Additive(f).apply(inp, &mut rng).as_secs_f64();
             prop_assert!(a >= d - 1e-9 && a <= d * (1.0 + f) + 1e-9);
+            let n = Jitter::Noise(f).apply(inp, &mut rng);
+            prop_assert!(n >= nominal && n <= cap);
+            prop_assert!(n.as_secs_f64() <= d + f + 1e-9);
         }
     }
 }

@@ -91,7 +91,8 @@ impl Policy {
     /// Sets how many retries (not attempts) are allowed.
     ///
     /// # Default
-    /// The profile's: undici 5, go-retryablehttp 4, none 0, every other 3.
+    /// The profile's: undici 5, go-retryablehttp 4, none 0, got and ky 2, p-retry 10,
+    /// stamina 9, backoff 25 (its stand-in for "forever"), every other 3.
     pub fn with_retries(mut self, retries: u32) -> Policy {
         self.retries = retries;
         self
@@ -107,8 +108,9 @@ impl Policy {
     /// means the hint is ignored, unless a rule is set with [`Policy::with_retry_after`].
     ///
     /// # Default
-    /// The profile's: undici, urllib3 and go-retryablehttp `none`, axios-retry
-    /// `additive(0.2)`, exponential, tenacity and herd `full`.
+    /// The profile's: undici, urllib3, go-retryablehttp, ky, p-retry and backon `none`,
+    /// axios-retry `additive(0.2)`, got `noise(0.1)`, stamina `noise(1)`, exponential,
+    /// tenacity, backoff and herd `full`.
     pub fn with_jitter(mut self, jitter: Jitter) -> Policy {
         self.backoff.jitter = jitter;
         self.jitter_set = true;
@@ -118,8 +120,9 @@ impl Policy {
     /// Overrides the base delay (undici's `minTimeout`, axios-retry's `delayFactor`).
     ///
     /// # Default
-    /// The profile's: 100 ms for axios-retry, exponential and herd, 500 ms for undici,
-    /// urllib3 and tenacity, 1 s for go-retryablehttp, 0 for naive and none.
+    /// The profile's: 100 ms for axios-retry, exponential, herd and stamina, 300 ms for ky,
+    /// 500 ms for undici, urllib3 and tenacity, 1 s for go-retryablehttp, got, p-retry,
+    /// backoff and backon, 0 for naive and none.
     pub fn with_base(mut self, base: Duration) -> Policy {
         self.backoff.base = base;
         self
@@ -138,8 +141,9 @@ impl Policy {
     /// `Retry-After` too, unless a rule is set with [`Policy::with_retry_after`].
     ///
     /// # Default
-    /// The profile's: undici, go-retryablehttp and tenacity 30 s, urllib3 120 s, exponential
-    /// 10 s, herd 5 s, axios-retry none ([`Duration::MAX`]), 0 for naive and none.
+    /// The profile's: undici, go-retryablehttp and tenacity 30 s, urllib3 120 s, backon 60 s,
+    /// exponential 10 s, herd and stamina 5 s, axios-retry, got, ky, p-retry and backoff none
+    /// ([`Duration::MAX`]), 0 for naive and none.
     pub fn with_cap(mut self, cap: Duration) -> Policy {
         self.backoff.cap = cap;
         self.resolve()

@@ -4,6 +4,10 @@
 //! methods, how many times, and what a `Retry-After` header does. Each one below cites the
 //! source it was read from. Any profile can have its jitter (and other knobs) overridden, so
 //! "axios-retry without jitter" and "undici with full jitter" are one line each.
+//!
+//! The most-installed retry packages of Node, Python and Rust (got, ky, p-retry, stamina,
+//! backoff, backon) are here too; the rules only they have (got's and ky's status lists)
+//! live in [`packages`], with the exact-sequence tests of all six.
 
 use crate::backoff::Backoff;
 use crate::budget::{BudgetConfig, PercentConfig, QuotaConfig};
@@ -13,6 +17,8 @@ use crate::retry_after::{AboveMax, RetryAfter, RetryAfterMode};
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
+
+mod packages;
 
 /// A named retry profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,6 +81,54 @@ pub enum Profile {
     /// timeouts) on any method, as herd's `py-tenacity` adapter sets it up: retry `n` waits
     /// `U[0, min(30, 0.5·2^(n−1))]` s, i.e. full jitter. tenacity never reads `Retry-After`.
     Tenacity,
+    // Retry packages: got, ky, p-retry, stamina, backoff, backon.
+    /// got 14 defaults (read in 14.6.6's `source/core/options.ts` and
+    /// `calculate-retry-delay.ts`; got 14 is the last major that runs on Node 20): `retry.limit`
+    /// 2; retry `n` waits `min(1000·2^(n−1), backoffLimit) + Math.random()·noise` ms with
+    /// `backoffLimit` ∞ and `noise` 100, so 1000–1100 then 2000–2100 ms
+    /// ([`Jitter::Noise`]). Statuses 408, 413, 429, 500, 502, 503, 504, 521, 522, 524, but
+    /// 413 only with a `Retry-After`; codes ETIMEDOUT (got's own timeouts), ECONNRESET,
+    /// ECONNREFUSED, EPIPE and DNS / unreachable codes; methods GET, PUT, HEAD, DELETE,
+    /// OPTIONS, TRACE. A `Retry-After` on any of those statuses replaces the delay; above
+    /// `maxRetryAfter` (default: `timeout.request`, else ∞) got gives up.
+    Got,
+    /// ky 1 defaults (read in 1.14.3's `source/utils/normalize.ts` and `core/Ky.ts`; ky 2
+    /// needs Node 22): `retry.limit` 2, `delay` `0.3·2^(n−1)` s (300, 600 ms), no jitter,
+    /// `backoffLimit` ∞. Statuses 408, 413 (with a hint only), 429, 500, 502, 503, 504 on
+    /// get, put, head, delete, options, trace; a network error (fetch's TypeError) on those
+    /// methods too, a timeout not (`retryOnTimeout` false). A `Retry-After` on 413, 429 or
+    /// 503 replaces the delay, uncapped (`maxRetryAfter` ∞), with no jitter.
+    Ky,
+    /// p-retry 7–9 defaults (read in `index.js`): `retries` 10, `factor` 2, `minTimeout`
+    /// 1000, `maxTimeout` ∞, `randomize` false, so retry `n` waits exactly
+    /// `round(1000·2^(n−1))` ms: 1, 2, 4, … 512 s. p-retry retries whatever the function
+    /// throws (but an `AbortError` or a non-network `TypeError`); around fetch, as its users
+    /// write it, that is any failed response (`if (!res.ok) throw`) and any network error or
+    /// timeout, on any method. No `Retry-After`.
+    PRetry,
+    /// stamina 26 `@stamina.retry(on=httpx.HTTPError)` defaults (read in
+    /// `src/stamina/_core.py`): `attempts` 10, retry `n` waits
+    /// `min(wait_max, wait_initial·2^(n−1) + U(0, wait_jitter))` = `min(5, 0.1·2^(n−1) + U(0,1))`
+    /// s ([`Jitter::Noise`], the cap after the jitter), so from the 7th retry on the waits
+    /// are **exactly** 5 s. Around httpx with `raise_for_status()`, every failed response and
+    /// transport error (timeouts included) is an `httpx.HTTPError`: any failure, any method.
+    /// Its `timeout` of 45 s (tenacity's `stop_after_delay`: no retry once 45 s have passed
+    /// at a failure) is not modelled; with its waits (~25 s for ten fast failures) it binds
+    /// only when attempts are slow.
+    Stamina,
+    /// Python backoff 2.2 `@backoff.on_exception(backoff.expo, httpx.HTTPError)` (read in
+    /// `backoff/_decorator.py`, `_wait_gen.py`, `_jitter.py`): `expo` yields `1·2^n` s from
+    /// n = 0, `full_jitter` draws `U(0, value)`, so retry `n` waits `U[0, 2^(n−1)]` s.
+    /// `max_tries` and `max_time` default to `None`: it retries **forever**. herd stands in
+    /// 25 retries: the 25th is drawn from up to 2^24 s (194 days, more than any run), the
+    /// 26th would be past the 365 days herd handles. Any failure, any method, as stamina.
+    Backoff,
+    /// backon 1 `ExponentialBuilder::default()` (read in 1.5.2's and 1.6.0's
+    /// `src/backoff/exponential.rs`, the same): `min_delay` 1 s, `factor` 2, `max_delay` 60 s,
+    /// `max_times` 3, no jitter: 1, 2, 4 s. `Retryable::retry` retries every error unless
+    /// `.when()` says otherwise; around reqwest with `error_for_status()`, that is any
+    /// failed response and any error, on any method.
+    Backon,
     /// herd's recommendation, the policy its reports argue for: 3 retries of
     /// `min(5 s, 100 ms·2^(n−1))` with full jitter; the `exponential` conditions; `Retry-After`
     /// a floor clamped to 10 s, giving up on a longer hint. Used through
@@ -166,6 +220,12 @@ impl Profile {
         "aws-standard-2.0",
         "aws-adaptive",
         "aws-legacy",
+            "got",
+        "ky",
+        "p-retry",
+        "stamina",
+        "backoff",
+        "backon",
     ];
 
     /// The profile's name.
@@ -188,6 +248,12 @@ impl Profile {
             Profile::AwsStandard2_0 => "aws-standard-2.0",
             Profile::AwsAdaptive => "aws-adaptive",
             Profile::AwsLegacy => "aws-legacy",
+                    Profile::Got => "got",
+            Profile::Ky => "ky",
+            Profile::PRetry => "p-retry",
+            Profile::Stamina => "stamina",
+            Profile::Backoff => "backoff",
+            Profile::Backon => "backon",
         }
     }
 
@@ -207,6 +273,11 @@ impl Profile {
             Profile::Envoy | Profile::LinkerdLimit => 1,
             Profile::IstioDefault => 2,
             Profile::LinkerdBudget => 100,
+                    Profile::Got | Profile::Ky => 2,
+            Profile::PRetry => 10,
+            Profile::Stamina => 9,
+            Profile::Backoff => 25,
+            Profile::Backon => 3,
         }
     }
 
@@ -279,6 +350,12 @@ impl Profile {
                 offset: 0,
                 jitter: Jitter::Full,
             },
+                    Profile::Got
+            | Profile::Ky
+            | Profile::PRetry
+            | Profile::Stamina
+            | Profile::Backoff
+            | Profile::Backon => packages::default_backoff(self),
             Profile::AwsStandard | Profile::AwsAdaptive => Backoff {
                 base: ms(50),
                 ..AWS_THROTTLING_BACKOFF
@@ -338,6 +415,7 @@ impl Profile {
             (Profile::GoRetryablehttp, Outcome::Response { status, .. }) => {
                 matches!(status, 429 | 503)
             }
+            (Profile::Ky, Outcome::Response { status, .. }) => matches!(status, 413 | 429 | 503),
             _ => true,
         }
     }
@@ -387,6 +465,10 @@ impl Profile {
             | Profile::AwsStandard2_0
             | Profile::AwsAdaptive
             | Profile::AwsLegacy => RetryAfter::IGNORE,
+            Profile::Got | Profile::Ky => wait(RetryAfterMode::Replace, Duration::MAX),
+            Profile::PRetry | Profile::Stamina | Profile::Backoff | Profile::Backon => {
+                RetryAfter::IGNORE
+            }
         }
     }
 
@@ -397,6 +479,9 @@ impl Profile {
             (_, o) if o.is_success() => false,
             (Profile::None, _) => false,
             (Profile::Naive, _) => true,
+            (Profile::Got, o) => packages::got_retries(method, o),
+            (Profile::Ky, o) => packages::ky_retries(method, o),
+            (Profile::PRetry | Profile::Stamina | Profile::Backoff | Profile::Backon, _) => true,
             (Profile::Undici, Outcome::Response { status, .. }) => {
                 method.is_idempotent() && matches!(status, 429 | 500 | 502 | 503 | 504)
             }
@@ -504,6 +589,12 @@ impl FromStr for Profile {
             "aws-standard-2.0" => Profile::AwsStandard2_0,
             "aws-adaptive" => Profile::AwsAdaptive,
             "aws-legacy" => Profile::AwsLegacy,
+                    "got" => Profile::Got,
+            "ky" => Profile::Ky,
+            "p-retry" => Profile::PRetry,
+            "stamina" => Profile::Stamina,
+            "backoff" => Profile::Backoff,
+            "backon" => Profile::Backon,
             _ => {
                 return Err(format!(
                     "unknown policy `{s}` (expected one of: {})",

@@ -108,6 +108,25 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         runtime: Runtime::Node,
         adapter: NODE_ADAPTER,
     },
+    // Node retry packages
+    ExternalClient {
+        id: "node-got",
+        description: "got 14 defaults: 2 retries, 1000 · 2^(n-1) ms + up to 100 ms, 408/413/429/5xx on idempotent methods, Retry-After honoured",
+        runtime: Runtime::Node,
+        adapter: NODE_ADAPTER,
+    },
+    ExternalClient {
+        id: "node-ky",
+        description: "ky 1 defaults around fetch: 2 retries, 300 · 2^(n-1) ms, no jitter, Retry-After honoured on 413/429/503",
+        runtime: Runtime::Node,
+        adapter: NODE_ADAPTER,
+    },
+    ExternalClient {
+        id: "node-p-retry",
+        description: "p-retry defaults around fetch (a response not ok thrown): 10 retries, 1000 · 2^(n-1) ms, no jitter",
+        runtime: Runtime::Node,
+        adapter: NODE_ADAPTER,
+    },
     ExternalClient {
         id: "py-requests",
         description: "requests + urllib3 Retry(total=3, backoff_factor=0.5): 0, 1, 2 s, no jitter, Retry-After honoured",
@@ -148,6 +167,19 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
     ExternalClient {
         id: "py-boto3-adaptive",
         description: "py-boto3-standard with retries={'mode': 'adaptive'}: after the first throttle, every attempt waits for a token from a CUBIC-controlled bucket (at least 0.5/s)",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    // Python retry packages
+    ExternalClient {
+        id: "py-stamina",
+        description: "stamina's @stamina.retry(on=httpx.HTTPError) defaults around httpx: 10 attempts, min(5, 0.1 · 2^(n-1) + U(0, 1)) s",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    ExternalClient {
+        id: "py-backoff",
+        description: "backoff's @on_exception(expo, httpx.HTTPError) defaults around httpx: U(0, 2^(n-1)) s, retries forever",
         runtime: Runtime::Python,
         adapter: PYTHON_ADAPTER,
     },

@@ -69,6 +69,10 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "aws",
         toml: include_str!("../scenarios/aws.toml"),
     },
+    Embedded {
+        name: "sdks",
+        toml: include_str!("../scenarios/sdks.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

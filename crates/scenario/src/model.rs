@@ -397,6 +397,8 @@ pub enum RustPeer {
     TowerHedge,
     /// failsafe-rs' circuit breaker with its defaults (`Config::new()`).
     FailsafeRs,
+    /// backon's `ExponentialBuilder::default()` around reqwest.
+    Backon,
 }
 
 impl RustPeer {
@@ -407,6 +409,7 @@ impl RustPeer {
         "tower-retry",
         "tower-hedge",
         "failsafe-rs",
+        "backon",
     ];
 
     /// Parses a client id.
@@ -417,6 +420,7 @@ impl RustPeer {
             "tower-retry" => Some(RustPeer::TowerRetry),
             "tower-hedge" => Some(RustPeer::TowerHedge),
             "failsafe-rs" => Some(RustPeer::FailsafeRs),
+            "backon" => Some(RustPeer::Backon),
             _ => None,
         }
     }
@@ -429,6 +433,7 @@ impl RustPeer {
             RustPeer::TowerRetry => "tower-retry",
             RustPeer::TowerHedge => "tower-hedge",
             RustPeer::FailsafeRs => "failsafe-rs",
+            RustPeer::Backon => "backon",
         }
     }
 }

@@ -12,7 +12,7 @@ pub struct PolicySpec {
     pub profile: String,
     /// Jitter kind name.
     pub jitter: Option<String>,
-    /// Factor for proportional / additive jitter.
+    /// Factor for proportional / additive jitter; seconds for noise.
     pub jitter_factor: Option<f64>,
     /// Retries (not attempts).
     pub retries: Option<i64>,
@@ -47,7 +47,7 @@ impl PolicySpec {
             (None, Some(_)) => {
                 return Err(err(
                     "jitter",
-                    "a jitter factor needs a jitter kind (proportional or additive)".into(),
+                    "a jitter factor needs a jitter kind (proportional, additive or noise)".into(),
                 ))
             }
             (None, None) => {}
@@ -136,6 +136,8 @@ fn longest_delay_secs(p: &Policy) -> (f64, f64) {
     let jittered = match b.jitter {
         Jitter::None | Jitter::Full | Jitter::Equal => top,
         Jitter::Proportional(f) | Jitter::Additive(f) => top * (1.0 + f),
+        // An absolute amount, then the cap.
+        Jitter::Noise(s) => (top + s).min(cap),
         // Each draw is at most three times the previous one, starting from `base`.
         Jitter::Decorrelated => (base * 3f64.powi(n.min(i32::MAX as u32) as i32)).min(cap),
         _ => f64::INFINITY,

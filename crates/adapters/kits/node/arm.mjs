@@ -1,6 +1,6 @@
 // herd's built-in Node adapter (external-arm protocol v1, docs/external-arm-protocol.md):
-// undici's RetryAgent, axios + axios-retry, and the breakers of opossum and cockatiel, on
-// kit.mjs.
+// undici's RetryAgent, axios + axios-retry, got, ky and p-retry around fetch, and the
+// breakers of opossum and cockatiel, on kit.mjs.
 //
 // Why this exists: herd's `undici` and `axios-retry` profiles are replicas of real
 // libraries. This program runs the real libraries, so the upstream can count what they
@@ -37,6 +37,7 @@ import {
   wrap,
 } from 'cockatiel';
 import { run, fail, oneOf, packageVersion as version } from './kit.mjs';
+import { gotClient, kyClient, pRetryClient } from './packages.mjs';
 
 const timeoutText = (ms, how) => (ms ? `${ms} ms ${how}` : 'none');
 
@@ -439,6 +440,10 @@ const CLIENTS = {
   'node-axios-retry-fulljitter': axiosClient,
   'node-opossum': opossum,
   'node-cockatiel': cockatiel,
+  // retry packages
+  'node-got': gotClient,
+  'node-ky': kyClient,
+  'node-p-retry': pRetryClient,
 };
 
 const CLIENT_OPTIONS = new Map([
@@ -446,6 +451,10 @@ const CLIENT_OPTIONS = new Map([
   [axiosClient, AXIOS_OPTIONS],
   [opossum, OPOSSUM_OPTIONS],
   [cockatiel, COCKATIEL_OPTIONS],
+  // retry packages: their defaults only
+  [gotClient, {}],
+  [kyClient, {}],
+  [pRetryClient, {}],
 ]);
 const OPTIONS = Object.fromEntries(Object.entries(CLIENTS)
   .map(([id, build]) => [id, CLIENT_OPTIONS.get(build)]));

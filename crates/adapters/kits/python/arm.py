@@ -13,6 +13,8 @@ Clients (README.md has the table):
                             retries; a call the open breaker turns away is answered attempts 0
   py-boto3-standard         boto3 S3 (or DynamoDB) client, retries={'mode': 'standard'}, at herd's front
   py-boto3-adaptive         the same with retries={'mode': 'adaptive'} (client-side rate limiter)
+  py-stamina, py-backoff    @stamina.retry / @backoff.on_exception(backoff.expo) defaults around
+                            httpx with raise_for_status() (packages.py)
 
 Attempts are counted where each attempt goes on the wire (a urllib3 connection class, an
 httpx transport under the retrying one, botocore's before-send event), so they are exact
@@ -26,6 +28,7 @@ from importlib.metadata import version
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import herd_arm  # noqa: E402
+import packages  # noqa: E402
 
 
 def timeout_text(cfg, how):
@@ -437,6 +440,8 @@ CLIENTS = {
     # AWS SDK
     "py-boto3-standard": boto3_arm("standard"),
     "py-boto3-adaptive": boto3_arm("adaptive"),
+    "py-stamina": packages.stamina_arm,
+    "py-backoff": packages.backoff_arm,
 }
 OPTIONS = {
     "py-requests": URLLIB3_OPTIONS,
@@ -447,6 +452,8 @@ OPTIONS = {
     # AWS SDK
     "py-boto3-standard": BOTO3_OPTIONS,
     "py-boto3-adaptive": BOTO3_OPTIONS,
+    "py-stamina": {},
+    "py-backoff": {},
 }
 
 if __name__ == "__main__":
