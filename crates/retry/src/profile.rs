@@ -220,7 +220,7 @@ impl Profile {
         "aws-standard-2.0",
         "aws-adaptive",
         "aws-legacy",
-            "got",
+        "got",
         "ky",
         "p-retry",
         "stamina",
@@ -248,7 +248,7 @@ impl Profile {
             Profile::AwsStandard2_0 => "aws-standard-2.0",
             Profile::AwsAdaptive => "aws-adaptive",
             Profile::AwsLegacy => "aws-legacy",
-                    Profile::Got => "got",
+            Profile::Got => "got",
             Profile::Ky => "ky",
             Profile::PRetry => "p-retry",
             Profile::Stamina => "stamina",
@@ -273,7 +273,7 @@ impl Profile {
             Profile::Envoy | Profile::LinkerdLimit => 1,
             Profile::IstioDefault => 2,
             Profile::LinkerdBudget => 100,
-                    Profile::Got | Profile::Ky => 2,
+            Profile::Got | Profile::Ky => 2,
             Profile::PRetry => 10,
             Profile::Stamina => 9,
             Profile::Backoff => 25,
@@ -350,7 +350,7 @@ impl Profile {
                 offset: 0,
                 jitter: Jitter::Full,
             },
-                    Profile::Got
+            Profile::Got
             | Profile::Ky
             | Profile::PRetry
             | Profile::Stamina
@@ -589,7 +589,7 @@ impl FromStr for Profile {
             "aws-standard-2.0" => Profile::AwsStandard2_0,
             "aws-adaptive" => Profile::AwsAdaptive,
             "aws-legacy" => Profile::AwsLegacy,
-                    "got" => Profile::Got,
+            "got" => Profile::Got,
             "ky" => Profile::Ky,
             "p-retry" => Profile::PRetry,
             "stamina" => Profile::Stamina,

@@ -109,6 +109,7 @@ mod tests {
         Outcome::Response {
             status,
             retry_after: Some(Duration::from_secs(secs)),
+            throttling: false,
         }
     }
 
