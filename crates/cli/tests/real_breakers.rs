@@ -7,7 +7,8 @@
 //!   `New(5, 1, 1 s)`: 9 in 100 calls 50 ms apart; opossum's defaults and cockatiel's
 //!   README breaker + retry: whatever `herd sim` gives the replica), and the attempts the
 //!   adapter reports equal them too, so a rejection was reported as a call that never left
-//!   (`attempts` 0), not as an attempt;
+//!   (`attempts` 0), not as an attempt; the report's `breaker.rejected`, summed from the
+//!   answers, equals the replica's;
 //! - on `breakers-real` (an outage from 10 s to 25 s and its recovery), each real library's
 //!   load is within 10% of its replica's; pybreaker's at 20 requests/s, where its lock
 //!   (one call at a time) does not bind, while at 100 requests/s the lock holds its load
@@ -59,7 +60,7 @@ fn report(args: &[&str]) -> Value {
 
 /// Server requests of arm `id` in `herd sim` and in `herd bench` of `scenario` (with
 /// `extra` flags), the bench arm's reported attempts checked against its server count.
-fn sim_and_bench(scenario: &Path, sim_arm: &str, real_arm: &str, extra: &[&str]) -> (u64, u64) {
+fn sim_and_bench(scenario: &Path, sim_arm: &str, real_arm: &str, extra: &[&str]) -> Loads {
     let file = scenario.to_str().unwrap();
     let mut sim = vec!["sim", file, "--arm", sim_arm];
     sim.extend_from_slice(extra);
@@ -77,10 +78,21 @@ fn sim_and_bench(scenario: &Path, sim_arm: &str, real_arm: &str, extra: &[&str])
         real["server_requests"].as_u64() < real["logical_requests"].as_u64(),
         "{real_arm}: its breaker turned calls away: {real}"
     );
-    (
-        replica.as_u64().unwrap(),
-        real["server_requests"].as_u64().unwrap(),
-    )
+    Loads {
+        replica: replica.as_u64().unwrap(),
+        real: real["server_requests"].as_u64().unwrap(),
+        replica_rejected: arm(&s, sim_arm)["breaker"]["rejected"].as_u64(),
+        real_rejected: real["breaker"]["rejected"].as_u64(),
+    }
+}
+
+/// What one pair's server saw, and the calls each breaker turned away (as its report says;
+/// `None` when the report has no breaker block).
+struct Loads {
+    replica: u64,
+    real: u64,
+    replica_rejected: Option<u64>,
+    real_rejected: Option<u64>,
 }
 
 /// Runs each case on a thread of its own (the real arms take up to 35 s each) and returns
@@ -163,23 +175,34 @@ breaker = { profile = "cockatiel" }"#,
             None,
         ),
     ];
-    let runs: Vec<Box<dyn FnOnce() -> (u64, u64) + Send>> = cases
+    let runs: Vec<Box<dyn FnOnce() -> Loads + Send>> = cases
         .iter()
         .enumerate()
         .map(|(i, (_, toml, _))| {
             let file = dir.join(format!("case-{i}.toml"));
             std::fs::write(&file, toml).unwrap();
             Box::new(move || sim_and_bench(&file, "replica", "real", &[]))
-                as Box<dyn FnOnce() -> (u64, u64) + Send>
+                as Box<dyn FnOnce() -> Loads + Send>
         })
         .collect();
     let results = parallel(runs);
     let mut wrong = vec![];
-    for ((label, _, known), (replica, real)) in cases.iter().zip(results) {
-        eprintln!("{label}: real {real} server requests, replica {replica}");
+    for ((label, _, known), l) in cases.iter().zip(results) {
+        let (real, replica) = (l.real, l.replica);
+        let (real_rejected, replica_rejected) = (l.real_rejected, l.replica_rejected);
+        eprintln!(
+            "{label}: real {real} server requests, {real_rejected:?} rejected; \
+             replica {replica}, {replica_rejected:?}"
+        );
         if real != replica || known.is_some_and(|n| n != real) {
             wrong.push(format!(
                 "{label}: real {real}, replica {replica}, expected {known:?}"
+            ));
+        }
+        // The rejections the library's answers reported are the replica's.
+        if real_rejected.is_none() || real_rejected != replica_rejected {
+            wrong.push(format!(
+                "{label}: real rejected {real_rejected:?}, replica {replica_rejected:?}"
             ));
         }
     }
@@ -202,18 +225,17 @@ fn on_breakers_real_each_real_breaker_loads_the_upstream_like_its_replica() {
         ),
         ("replica-pybreaker", "py-pybreaker", &[]),
     ];
-    let runs: Vec<Box<dyn FnOnce() -> (u64, u64) + Send>> = pairs
+    let runs: Vec<Box<dyn FnOnce() -> Loads + Send>> = pairs
         .iter()
         .map(|&(replica, real, extra)| {
             Box::new(move || sim_and_bench(Path::new("breakers-real"), replica, real, extra))
-                as Box<dyn FnOnce() -> (u64, u64) + Send>
+                as Box<dyn FnOnce() -> Loads + Send>
         })
         .collect();
     let results = parallel(runs);
     let mut wrong = vec![];
-    for (i, ((replica_id, real_id, extra), (replica, real))) in
-        pairs.iter().zip(results).enumerate()
-    {
+    for (i, ((replica_id, real_id, extra), l)) in pairs.iter().zip(results).enumerate() {
+        let (real, replica) = (l.real, l.replica);
         let ratio = real as f64 / replica as f64;
         eprintln!(
             "{real_id} {extra:?}: {real} server requests, {replica_id} {replica} ({ratio:.3}x)"

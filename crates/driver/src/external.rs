@@ -14,7 +14,7 @@ use crate::Stop;
 use herd_adapters::{
     command_arm, Adapter, AdapterOptions, Answered, ArmCommand, ExternalArm, ExternalError,
 };
-use herd_scenario::{Arm, ArmClient, LogicalRecord, Scenario, ServerCounts, Unit};
+use herd_scenario::{Arm, ArmClient, BreakerReport, LogicalRecord, Scenario, ServerCounts, Unit};
 use std::io;
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -162,12 +162,13 @@ pub(super) async fn drive(
         next: 0,
         lag: Lag::new(),
         backlog: Backlog::new(scenario.load.backlog),
+        rejected: None,
     };
     let complete = run.drive(arm, stop).await?;
     let (recorder, _) = run.tally.take();
     Ok(ArmRun {
         hedging: None,
-        breaker: None,
+        breaker: run.rejected.map(BreakerReport::rejections),
         recorder,
         wall: epoch.elapsed(),
         lag: run.lag,
@@ -195,6 +196,9 @@ struct Run {
     /// dropped unsent and counted, as a plain arm's arrival is.
     backlog: Arc<Backlog>,
     places: Vec<Option<Place>>,
+    /// Calls the library's own breaker turned away, summed over the answers that said so
+    /// (`None`: no answer did, so the report has no breaker block).
+    rejected: Option<u64>,
 }
 
 impl Run {
@@ -249,6 +253,9 @@ impl Run {
             ))
         })?;
         self.places[id] = None;
+        if let Some(n) = a.answer.rejected.filter(|&n| n > 0) {
+            *self.rejected.get_or_insert(0) += u64::from(n);
+        }
         self.tally.add(&Finished {
             record: LogicalRecord {
                 intended: at,

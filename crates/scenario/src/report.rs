@@ -81,16 +81,25 @@ pub struct HedgingReport {
 
 /// An arm's circuit breaker. A rejected call is a client-side fast failure: it is in
 /// neither `server_requests` nor `client_attempts`.
+///
+/// A replica's breaker is herd's own object, so every figure is known. A real library's
+/// breaker in another program tells herd only what each answer says (the protocol's
+/// `rejected`), so its report has `rejected` and no state figures: absent, not zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BreakerReport {
     /// Calls the breaker turned away.
     pub rejected: u64,
-    /// Times it opened.
-    pub opened: u64,
-    /// Time spent open, ms (each open period counted in full when it begins).
-    pub open_ms: u64,
-    /// Calls let through while half-open (each one a server request).
-    pub probes: u64,
+    /// Times it opened (unknown for a real library's breaker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<u64>,
+    /// Time spent open, ms (each open period counted in full when it begins; unknown for a
+    /// real library's breaker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_ms: Option<u64>,
+    /// Calls let through while half-open, each one a server request (unknown for a real
+    /// library's breaker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<u64>,
 }
 
 impl HedgingReport {
@@ -114,9 +123,18 @@ impl BreakerReport {
     pub fn of(counters: &herd_retry::breaker::BreakerCounters) -> Self {
         BreakerReport {
             rejected: counters.rejected,
-            opened: counters.opened,
-            open_ms: counters.open_ns / 1_000_000,
-            probes: counters.probes,
+            opened: Some(counters.opened),
+            open_ms: Some(counters.open_ns / 1_000_000),
+            probes: Some(counters.probes),
+        }
+    }
+
+    /// The report of a real library's breaker, which said only how many calls it turned
+    /// away (`rejected`, summed over the arm's answers).
+    pub fn rejections(rejected: u64) -> Self {
+        BreakerReport {
+            rejected,
+            ..Self::default()
         }
     }
 }

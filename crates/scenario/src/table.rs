@@ -223,8 +223,11 @@ impl Table {
                 if breaker {
                     let b = a.breaker;
                     row.push(or_absent(b.map(|b| b.rejected)));
-                    row.push(b.map_or(Cell::Absent, |b| Cell::Ms(b.open_ms as f64)));
-                    row.push(or_absent(b.map(|b| b.probes)));
+                    row.push(
+                        b.and_then(|b| b.open_ms)
+                            .map_or(Cell::Absent, |ms| Cell::Ms(ms as f64)),
+                    );
+                    row.push(or_absent(b.and_then(|b| b.probes)));
                 }
                 row
             })

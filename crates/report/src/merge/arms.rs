@@ -209,12 +209,17 @@ fn sum_breaker(a: Option<BreakerReport>, b: Option<BreakerReport>) -> Option<Bre
     match (a, b) {
         (Some(a), Some(b)) => Some(BreakerReport {
             rejected: a.rejected + b.rejected,
-            opened: a.opened + b.opened,
-            open_ms: a.open_ms + b.open_ms,
-            probes: a.probes + b.probes,
+            opened: sum_known(a.opened, b.opened),
+            open_ms: sum_known(a.open_ms, b.open_ms),
+            probes: sum_known(a.probes, b.probes),
         }),
         (a, b) => a.or(b),
     }
+}
+
+/// A figure every shard knows adds up; one a shard does not know stays unknown.
+fn sum_known(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(a? + b?)
 }
 
 fn sum_target(
