@@ -1,0 +1,181 @@
+//! Call graphs on real sockets (`herd bench` of a scenario with `[[hops]]`): every hop a
+//! server on a port of its own that calls the next with its client. Three layers of three
+//! attempts put exactly 27 requests on a failing bottom per edge request, as the closed
+//! form and the simulator say; on a three-hop graph with a capacity-limited hop, the
+//! simulator and the sockets agree within 10% on every hop's load.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn scenario(name: &str, text: &str) -> PathBuf {
+    let path = tempdir(name).join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The edge arm (`naive`, 2 retries) and two hops making 3 attempts each, with no delay
+/// and no jitter, over a bottom that answers every request 503.
+const TWENTY_SEVEN: &str = r#"
+name = "chain-27"
+seed = 7
+
+[load]
+requests = 200
+rate = 100
+arrival = "constant"
+
+[upstream]
+error_rate = 1.0
+
+[[hops]]
+id = "hop1"
+client = { policy = "naive", retries = 2 }
+
+[[hops]]
+id = "hop2"
+client = { policy = "naive", retries = 2 }
+
+[[arms]]
+id = "edge"
+policy = "naive"
+retries = 2
+"#;
+
+/// Each hop's (id, requests, amplification, failed) of arm `id`.
+fn hops(v: &Value, id: &str) -> Vec<(String, u64, f64, u64)> {
+    arm(v, id)["hops"]
+        .as_array()
+        .unwrap_or_else(|| panic!("arm {id} has no hops: {v}"))
+        .iter()
+        .map(|h| {
+            (
+                h["id"].as_str().unwrap().to_owned(),
+                h["requests"].as_u64().unwrap(),
+                h["amplification"].as_f64().unwrap(),
+                h["failed"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn three_layers_of_three_attempts_put_exactly_27_on_a_failing_bottom_on_sockets() {
+    let path = scenario("chain-27", TWENTY_SEVEN);
+    let dir = tempdir("chain-27-out");
+    let json = dir.join("bench.json");
+    let o = herd(&[
+        "bench",
+        path.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The hop table is printed under the arms' table, as for `herd sim`.
+    let text = stdout(&o);
+    for h in ["hop1 requests", "hop2 x edge", "upstream failed"] {
+        assert!(text.contains(h), "{h} in:\n{text}");
+    }
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(arm(&v, "edge")["logical_requests"], 200);
+    let want = [
+        ("hop1".to_owned(), 600, 3.0, 600),
+        ("hop2".to_owned(), 1800, 9.0, 1800),
+        ("upstream".to_owned(), 5400, 27.0, 5400),
+    ];
+    assert_eq!(hops(&v, "edge"), want);
+    assert_eq!(arm(&v, "edge")["server_requests"], 5400);
+
+    // The simulator says the same, exactly.
+    let o = herd(&["sim", path.to_str().unwrap(), "--json", "-", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sim: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(hops(&sim, "edge"), want);
+}
+
+/// Three hops over a store: a gateway with Istio's default retries, a service with four
+/// workers and a short line (shedding 503, so its queue and its sheds shape what the
+/// gateway retries), and a proxy that retries once, over a store failing 5% of requests.
+const CAPACITY: &str = r#"
+name = "chain-capacity"
+seed = 11
+
+[load]
+requests = 2000
+rate = 250
+arrival = "poisson"
+
+[client]
+attempt_timeout_ms = 1000
+
+[upstream]
+error_rate = 0.05
+service_time = { dist = "constant", ms = 3 }
+workers = 8
+queue_limit = 8
+shed = "503"
+
+[[hops]]
+id = "gateway"
+server = { service_time = { dist = "constant", ms = 0.5 } }
+client = { policy = "istio-default" }
+
+[[hops]]
+id = "service"
+server = { service_time = { dist = "constant", ms = 8 }, workers = 4, queue_limit = 4, shed = "503" }
+client = { policy = "exponential", retries = 2 }
+
+[[hops]]
+id = "proxy"
+server = { service_time = { dist = "constant", ms = 0.5 } }
+client = { policy = "naive", retries = 1 }
+
+[[arms]]
+id = "edge"
+policy = "axios-retry"
+"#;
+
+#[test]
+fn simulator_and_sockets_agree_within_10_percent_on_every_hops_load() {
+    let path = scenario("chain-capacity", CAPACITY);
+    let o = herd(&["sim", path.to_str().unwrap(), "--json", "-", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sim: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let real = bench_on_schedule(&[path.to_str().unwrap()]);
+    let (s, r) = (hops(&sim, "edge"), hops(&real, "edge"));
+    eprintln!("sim:  {s:?}\nreal: {r:?}");
+    assert_eq!(s.len(), 4);
+    // The service's capacity binds: it sheds in both.
+    assert!(s[1].3 > 0 && r[1].3 > 0, "the service sheds: {s:?} {r:?}");
+    for (a, b) in s.iter().zip(&r) {
+        assert_eq!(a.0, b.0);
+        let err = (a.1 as f64 - b.1 as f64).abs() / a.1 as f64;
+        assert!(
+            err <= 0.10,
+            "{}: sim {} requests, sockets {} ({:.1}% apart)",
+            a.0,
+            a.1,
+            b.1,
+            err * 100.0
+        );
+    }
+}
+
+#[test]
+fn bench_refuses_hops_with_direct_or_a_shard() {
+    let path = scenario("chain-refusals", TWENTY_SEVEN);
+    let p = path.to_str().unwrap();
+    for (args, why) in [
+        (
+            vec!["bench", p, "--target", "http://127.0.0.1:9/", "--direct"],
+            "--direct",
+        ),
+        (vec!["bench", p, "--shard", "1/2"], "--shard"),
+    ] {
+        let o = herd(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(why) && e.contains("[[hops]]"), "{args:?}: {e}");
+    }
+}
