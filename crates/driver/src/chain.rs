@@ -22,6 +22,7 @@ use super::{
 };
 use herd_retry::Retrier;
 use herd_scenario::{ArmSeed, Scenario};
+use herd_upstream::tls::FrontTls;
 use herd_upstream::{Downstream, Onward, Options, Stats, UpstreamServer};
 use std::future::Future;
 use std::io;
@@ -69,15 +70,30 @@ pub(super) async fn run_arm(
     for _ in &scenario.hops {
         hops.push(UpstreamServer::bind(listen).await?);
     }
+    // `[upstream] tls`: the bottom serves HTTPS, and the last hop's client, which calls
+    // it, trusts its certificate. The hops among themselves speak plain HTTP.
+    let tls = match &scenario.upstream.tls {
+        Some(spec) => Some(FrontTls::new(spec).map_err(io::Error::other)?),
+        None => None,
+    };
     // Each hop's client toward the server below it, its connections opened before the
     // clock as an arm's are.
     let mut clients = Vec::with_capacity(hops.len());
     for j in 0..hops.len() {
-        let below = hops.get(j + 1).unwrap_or(&bottom).local_addr();
-        let url = format!("http://{below}/");
+        let (below, trust) = match hops.get(j + 1) {
+            Some(next) => (next.local_addr(), None),
+            None => (bottom.local_addr(), tls.as_ref()),
+        };
+        let scheme = if trust.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{below}/");
         let uri: http::Uri = url.parse().map_err(io::Error::other)?;
+        let trust = trust
+            .map(FrontTls::client_config)
+            .transpose()
+            .map_err(io::Error::other)?;
         let c = &scenario.client;
-        let client = HttpClient::new(uri, c.pool_max_connections, c.attempt_timeout)?;
+        let client =
+            HttpClient::with_tls(uri, c.pool_max_connections, c.attempt_timeout, trust)?;
         preconnect(&client, c.preconnect, &url).await?;
         clients.push(client);
     }
@@ -85,16 +101,15 @@ pub(super) async fn run_arm(
         return Err(io::Error::other("a call graph without hops"));
     };
     let url = format!("http://{}/", first.local_addr());
-    let Some(ready) = prepare_or_stop(scenario, index, &url, &stop).await? else {
+    let Some(ready) = prepare_or_stop(scenario, index, &url, None, &stop).await? else {
         return Ok(None);
     };
     let epoch = Instant::now();
-    let upstream = bottom.serve_from(
-        front(scenario, index),
-        scenario.seed,
-        Options::default(),
-        epoch,
-    );
+    let options = Options {
+        tls: tls.clone(),
+        ..Options::default()
+    };
+    let upstream = bottom.serve_from(front(scenario, index), scenario.seed, options, epoch);
     let arm_seed = scenario.arm_seed(index);
     let servers: Vec<UpstreamServer> = (hops.into_iter().zip(clients).enumerate())
         .map(|(j, (bound, client))| {

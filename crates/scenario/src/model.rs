@@ -197,6 +197,9 @@ pub struct Upstream {
     /// How herd's own answers are worded: plain, or as S3 or DynamoDB would answer
     /// (see [`crate::dialect`]).
     pub dialect: crate::Dialect,
+    /// `tls = "self-signed"`, or `tls_cert` and `tls_key`: herd's front serves HTTPS on
+    /// a socket (see [`crate::tls`]); `None` serves plain HTTP. The simulator ignores it.
+    pub tls: Option<crate::ServeTls>,
 }
 
 impl Upstream {
@@ -219,6 +222,7 @@ impl Upstream {
             rate_limit: None,
             target: None,
             dialect: Default::default(),
+            tls: None,
         }
     }
 }

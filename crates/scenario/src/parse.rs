@@ -83,6 +83,7 @@ mod consumers;
 mod hops;
 mod rate_limit;
 mod target;
+mod tls;
 
 impl Check<'_> {
     fn err(&self, path: &[Seg], message: impl Into<String>) -> ScenarioError {
@@ -356,6 +357,7 @@ impl Check<'_> {
             }
         };
         let target = self.target(at, &u)?;
+        let tls = self.serve_tls(at, &u)?;
         let dialect = match u.dialect.as_deref() {
             None => crate::Dialect::Plain,
             Some(name) => crate::Dialect::from_name(name).ok_or_else(|| {
@@ -388,6 +390,7 @@ impl Check<'_> {
             rate_limit,
             target,
             dialect,
+            tls,
         })
     }
 

@@ -40,6 +40,11 @@ pub struct Options {
     /// # Default
     /// None: the server answers its work itself (or forwards it to `[upstream] target`).
     pub onward: Option<crate::Onward>,
+    /// Serve HTTPS with this certificate (`[upstream] tls`); see [`crate::tls`].
+    ///
+    /// # Default
+    /// None: plain HTTP.
+    pub tls: Option<crate::tls::FrontTls>,
 }
 
 impl Default for Options {
@@ -49,6 +54,7 @@ impl Default for Options {
             max_header_bytes: 32 * 1024,
             admin_token: None,
             onward: None,
+            tls: None,
         }
     }
 }
