@@ -2,10 +2,14 @@
 //! server on a port of its own that calls the next with its client. Three layers of three
 //! attempts put exactly 27 requests on a failing bottom per edge request, as the closed
 //! form and the simulator say; on a three-hop graph with a capacity-limited hop, the
-//! simulator and the sockets agree within 10% on every hop's load.
+//! simulator and the sockets agree within 10% on every hop's load. With independent
+//! failures at the bottom, every hop's load meets the closed form's product within 3%;
+//! and a 20% budget at every layer keeps the bottom within the budgets' bound, which the
+//! unbudgeted chain passes.
 
 mod common;
 use common::*;
+use herd_scenario::hop_closed_form::requests_per_edge_request;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -178,4 +182,82 @@ fn bench_refuses_hops_with_direct_or_a_shard() {
         let e = stderr(&o);
         assert!(e.contains(why) && e.contains("[[hops]]"), "{args:?}: {e}");
     }
+}
+
+/// A uniform chain of `layers` clients (the edge arm and `layers − 1` hops), each making
+/// `n` attempts with no delay and no jitter, over a bottom with no capacity limit that
+/// fails each request with probability `p`; `budget` (an inline table, or "") at every
+/// layer. `requests` at `rate` per second.
+fn uniform(layers: usize, n: u32, p: f64, requests: u64, rate: u64, budget: &str) -> String {
+    let mut keys = vec![
+        "policy = \"naive\"".to_owned(),
+        format!("retries = {}", n - 1),
+    ];
+    if !budget.is_empty() {
+        keys.push(format!("budget = {budget}"));
+    }
+    let client = keys.join(", ");
+    let hops: String = (1..layers)
+        .map(|h| format!("[[hops]]\nid = \"hop{h}\"\nclient = {{ {client} }}\n\n"))
+        .collect();
+    format!(
+        "name = \"chain-uniform\"\nseed = 13\n\n[load]\nrequests = {requests}\nrate = {rate}\n\
+         arrival = \"constant\"\n\n[upstream]\nerror_rate = {p:?}\n\n{hops}\
+         [[arms]]\nid = \"edge\"\n{}\n",
+        keys.join("\n")
+    )
+}
+
+/// `herd bench` of the scenario at `path`: its JSON report.
+fn bench(path: &std::path::Path) -> Value {
+    let o = herd(&["bench", path.to_str().unwrap(), "--json", "-", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
+}
+
+#[test]
+fn independent_bottom_failures_meet_the_product_formula_on_sockets() {
+    // The docs' graph, and one of another depth, width and p.
+    for (layers, n, p, requests) in [(3, 3, 0.3, 5000), (4, 2, 0.5, 4000)] {
+        let name = format!("chain-product-{layers}x{n}");
+        let path = scenario(&name, &uniform(layers, n, p, requests, 1000, ""));
+        let got = hops(&bench(&path), "edge");
+        let closed = requests_per_edge_request(layers, n, p);
+        eprintln!("{layers} layers x {n} attempts, p {p}: sockets {got:?}, closed form {closed:?}");
+        assert_eq!(got.len(), layers);
+        for (&want, (id, _, x, _)) in closed.iter().zip(&got) {
+            let err = (x - want).abs() / want;
+            assert!(
+                err < 0.03,
+                "{layers}x{n}, p {p}: {id} {x} per edge request, closed form {want:.4} \
+                 ({:.1}% apart)",
+                err * 100.0
+            );
+        }
+    }
+}
+
+#[test]
+fn a_20_percent_budget_at_every_layer_bounds_the_bottom_on_sockets() {
+    // Each layer retries at most 20% of the calls it gets (one window: the run is shorter
+    // than the budget's 10 s), so the bottom gets at most 1.2³ per edge request, whatever
+    // fails; without budgets, 3³ = 27.
+    let bound = 1.2_f64.powi(3);
+    let budget = "{ kind = \"ratio\", ratio = 0.2 }";
+    let mut bottoms = vec![];
+    for (name, budget) in [("chain-budgeted", budget), ("chain-unbudgeted", "")] {
+        let path = scenario(name, &uniform(3, 3, 1.0, 600, 200, budget));
+        let got = hops(&bench(&path), "edge");
+        eprintln!("{name}: {got:?}");
+        bottoms.push(got.last().expect("the bottom").2);
+    }
+    let (budgeted, free) = (bottoms[0], bottoms[1]);
+    assert!(
+        budgeted <= bound,
+        "budgeted bottom {budgeted}x > bound {bound}x"
+    );
+    assert!(
+        free > bound,
+        "unbudgeted bottom {free}x within the bound {bound}x"
+    );
 }
