@@ -52,7 +52,9 @@ impl Downstream for HopClient {
             let n = self.begun.fetch_add(1, Ordering::Relaxed);
             let rng = self.seed.request(n);
             let (c, r) = (&self.client, &self.retrier);
-            logical(c, r, self.epoch, &self.call, n, rng, &mut None).await.0
+            logical(c, r, self.epoch, &self.call, n, rng, &mut None)
+                .await
+                .0
         })
     }
 }
@@ -92,8 +94,7 @@ pub(super) async fn run_arm(
             .transpose()
             .map_err(io::Error::other)?;
         let c = &scenario.client;
-        let client =
-            HttpClient::with_tls(uri, c.pool_max_connections, c.attempt_timeout, trust)?;
+        let client = HttpClient::with_tls(uri, c.pool_max_connections, c.attempt_timeout, trust)?;
         preconnect(&client, c.preconnect, &url).await?;
         clients.push(client);
     }
@@ -133,9 +134,7 @@ pub(super) async fn run_arm(
     let ticker = progress
         .clone()
         .map(|p| watch_server(p, index, upstream.stats()));
-    let result = ready
-        .drive(scenario, index, epoch, progress, &stop)
-        .await;
+    let result = ready.drive(scenario, index, epoch, progress, &stop).await;
     if let Some(t) = ticker {
         t.abort();
     }

@@ -135,7 +135,9 @@ pub(crate) async fn handle(
                 }
                 admitted => {
                     if let Some(onward) = &shared.onward {
-                        return Ok(crate::onward::serve(&shared, onward, admitted, service, id).await);
+                        return Ok(
+                            crate::onward::serve(&shared, onward, admitted, service, id).await
+                        );
                     }
                     if let (Some(forward), Some(req)) = (&shared.forward, req) {
                         let stall = if stalled { service } else { Duration::ZERO };

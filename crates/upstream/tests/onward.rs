@@ -155,7 +155,11 @@ async fn the_worker_is_held_through_the_call_even_when_the_caller_leaves() {
         while up.stats().forwarding() > 0 {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        assert_eq!(next.ended.load(Ordering::Relaxed), 1, "the call ran to its end");
+        assert_eq!(
+            next.ended.load(Ordering::Relaxed),
+            1,
+            "the call ran to its end"
+        );
         let r = send(&mut second, "/").await.expect("answered");
         assert_eq!(r.status, 200, "the worker is free again");
         let t = up.counts().totals();
