@@ -5,7 +5,8 @@
 //! simulator and the sockets agree within 10% on every hop's load. With independent
 //! failures at the bottom, every hop's load meets the closed form's product within 3%;
 //! and a 20% budget at every layer keeps the bottom within the budgets' bound, which the
-//! unbudgeted chain passes.
+//! unbudgeted chain passes. With `[upstream] tls`, the last hop reaches the bottom over
+//! HTTPS and the chain counts as the simulator's.
 
 mod common;
 use common::*;
@@ -260,4 +261,47 @@ fn a_20_percent_budget_at_every_layer_bounds_the_bottom_on_sockets() {
         free > bound,
         "unbudgeted bottom {free}x within the bound {bound}x"
     );
+}
+
+/// One hop over a bottom serving HTTPS with a self-signed certificate, failing 30% of
+/// requests with a 503 and 10% with a reset.
+const TLS_BOTTOM: &str = r#"
+name = "chain-tls"
+seed = 7
+
+[load]
+requests = 100
+rate = 100
+arrival = "constant"
+
+[upstream]
+tls = "self-signed"
+error_rate = 0.3
+reset_rate = 0.1
+
+[[hops]]
+id = "hop1"
+client = { policy = "naive", retries = 2 }
+
+[[arms]]
+id = "edge"
+policy = "naive"
+retries = 2
+"#;
+
+#[test]
+fn the_last_hop_reaches_a_bottom_serving_https() {
+    let path = scenario("chain-tls", TLS_BOTTOM);
+    let o = herd(&["sim", path.to_str().unwrap(), "--json", "-", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sim = hops(&serde_json::from_slice(&o.stdout).unwrap(), "edge");
+    let real = hops(&bench(&path), "edge");
+    eprintln!("sim:  {sim:?}\nreal: {real:?}");
+    // A client that did not speak TLS, or did not trust the bottom, would get no request
+    // through: the bottom would count none and the hop would fail every call.
+    assert!(real[1].1 >= 100, "the bottom answered: {real:?}");
+    for (a, b) in sim.iter().zip(&real) {
+        let err = (a.1 as f64 - b.1 as f64).abs() / a.1 as f64;
+        assert!(err <= 0.10, "{}: sim {}, sockets {}", a.0, a.1, b.1);
+    }
 }
