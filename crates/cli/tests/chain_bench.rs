@@ -93,10 +93,7 @@ fn three_layers_of_three_attempts_put_exactly_27_on_a_failing_bottom_on_sockets(
     assert_eq!(arm(&v, "edge")["server_requests"], 5400);
 
     // The simulator says the same, exactly.
-    let o = herd(&["sim", path.to_str().unwrap(), "--json", "-", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let sim: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(hops(&sim, "edge"), want);
+    assert_eq!(hops(&sim(&path), "edge"), want);
 }
 
 /// Three hops over a store: a gateway with Istio's default retries, a service with four
@@ -144,16 +141,36 @@ policy = "axios-retry"
 #[test]
 fn simulator_and_sockets_agree_within_10_percent_on_every_hops_load() {
     let path = scenario("chain-capacity", CAPACITY);
-    let o = herd(&["sim", path.to_str().unwrap(), "--json", "-", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let sim: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let real = bench_on_schedule(&[path.to_str().unwrap()]);
-    let (s, r) = (hops(&sim, "edge"), hops(&real, "edge"));
-    eprintln!("sim:  {s:?}\nreal: {r:?}");
+    let s = hops(&sim(&path), "edge");
+    let r = hops(&bench_on_schedule(&[path.to_str().unwrap()]), "edge");
     assert_eq!(s.len(), 4);
     // The service's capacity binds: it sheds in both.
     assert!(s[1].3 > 0 && r[1].3 > 0, "the service sheds: {s:?} {r:?}");
-    for (a, b) in s.iter().zip(&r) {
+    within_10_percent(&s, &r);
+}
+
+/// `herd sim` of the scenario at `path`: its JSON report.
+fn sim(path: &std::path::Path) -> Value {
+    report("sim", path)
+}
+
+/// `herd bench` of the scenario at `path`: its JSON report.
+fn bench(path: &std::path::Path) -> Value {
+    report("bench", path)
+}
+
+/// `herd COMMAND` of the scenario at `path`: its JSON report.
+fn report(command: &str, path: &std::path::Path) -> Value {
+    let o = herd(&[command, path.to_str().unwrap(), "--json", "-", "--quiet"]);
+    assert!(o.status.success(), "herd {command}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
+
+/// Every hop's requests on sockets (`real`) within 10% of the simulator's (`sim`).
+fn within_10_percent(sim: &[(String, u64, f64, u64)], real: &[(String, u64, f64, u64)]) {
+    eprintln!("sim:  {sim:?}\nreal: {real:?}");
+    assert_eq!(sim.len(), real.len());
+    for (a, b) in sim.iter().zip(real) {
         assert_eq!(a.0, b.0);
         let err = (a.1 as f64 - b.1 as f64).abs() / a.1 as f64;
         assert!(
@@ -209,13 +226,6 @@ fn uniform(layers: usize, n: u32, p: f64, requests: u64, rate: u64, budget: &str
     )
 }
 
-/// `herd bench` of the scenario at `path`: its JSON report.
-fn bench(path: &std::path::Path) -> Value {
-    let o = herd(&["bench", path.to_str().unwrap(), "--json", "-", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
-}
-
 #[test]
 fn independent_bottom_failures_meet_the_product_formula_on_sockets() {
     // The docs' graph, and one of another depth, width and p.
@@ -263,45 +273,18 @@ fn a_20_percent_budget_at_every_layer_bounds_the_bottom_on_sockets() {
     );
 }
 
-/// One hop over a bottom serving HTTPS with a self-signed certificate, failing 30% of
-/// requests with a 503 and 10% with a reset.
-const TLS_BOTTOM: &str = r#"
-name = "chain-tls"
-seed = 7
-
-[load]
-requests = 100
-rate = 100
-arrival = "constant"
-
-[upstream]
-tls = "self-signed"
-error_rate = 0.3
-reset_rate = 0.1
-
-[[hops]]
-id = "hop1"
-client = { policy = "naive", retries = 2 }
-
-[[arms]]
-id = "edge"
-policy = "naive"
-retries = 2
-"#;
-
 #[test]
 fn the_last_hop_reaches_a_bottom_serving_https() {
-    let path = scenario("chain-tls", TLS_BOTTOM);
-    let o = herd(&["sim", path.to_str().unwrap(), "--json", "-", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let sim = hops(&serde_json::from_slice(&o.stdout).unwrap(), "edge");
+    // One hop of 3 attempts over a bottom serving HTTPS with a self-signed certificate,
+    // failing 30% of requests with a 503 and 10% with a reset.
+    let text = uniform(2, 3, 0.3, 100, 100, "").replace(
+        "[upstream]\n",
+        "[upstream]\ntls = \"self-signed\"\nreset_rate = 0.1\n",
+    );
+    let path = scenario("chain-tls", &text);
     let real = hops(&bench(&path), "edge");
-    eprintln!("sim:  {sim:?}\nreal: {real:?}");
     // A client that did not speak TLS, or did not trust the bottom, would get no request
     // through: the bottom would count none and the hop would fail every call.
     assert!(real[1].1 >= 100, "the bottom answered: {real:?}");
-    for (a, b) in sim.iter().zip(&real) {
-        let err = (a.1 as f64 - b.1 as f64).abs() / a.1 as f64;
-        assert!(err <= 0.10, "{}: sim {}, sockets {}", a.0, a.1, b.1);
-    }
+    within_10_percent(&hops(&sim(&path), "edge"), &real);
 }
