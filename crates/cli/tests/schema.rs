@@ -1,7 +1,7 @@
 //! `docs/schema/report.schema.json` against the reports herd writes: every golden report,
-//! a consumers run, a real run and a partial one validate, and the schema is closed: a
-//! field the report has and the schema lacks (added to one, or removed from the other)
-//! fails here.
+//! a consumers run, a real run, a call graph's real run and a partial one validate, and
+//! the schema is closed: a field the report has and the schema lacks (added to one, or
+//! removed from the other) fails here.
 
 mod common;
 
@@ -59,6 +59,23 @@ fn reports() -> Vec<(String, Value)> {
     out.push((
         "bench".into(),
         serde_json::from_slice(&real.stdout).unwrap(),
+    ));
+    // A call graph on sockets: each arm's `hops` from its own servers.
+    let chain = herd(&[
+        "bench",
+        "chain",
+        "--requests",
+        "100",
+        "--rate",
+        "200",
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    assert!(chain.status.success(), "{}", stderr(&chain));
+    out.push((
+        "bench chain".into(),
+        serde_json::from_slice(&chain.stdout).unwrap(),
     ));
     let mut partial = sim(&["seed-quick", "--arm", "no-retry", "--requests", "50"]);
     partial["partial"] = Value::Bool(true);

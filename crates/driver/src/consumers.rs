@@ -290,6 +290,7 @@ impl Run {
             command: None,
             counts: ServerCounts::new(),
             target: None,
+            hops: Vec::new(),
         })
     }
 }

@@ -178,6 +178,7 @@ pub(super) async fn drive(
         command: Some(command),
         counts: ServerCounts::new(),
         target: None,
+        hops: Vec::new(),
     })
 }
 

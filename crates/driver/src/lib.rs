@@ -38,6 +38,7 @@
 //! (still building its client or waiting for its adapter) did not run at all.
 
 mod attempt;
+mod chain;
 mod consumers;
 mod direct;
 mod engine;
@@ -110,6 +111,9 @@ pub struct ArmRun {
     pub hedging: Option<HedgingReport>,
     /// Arms with a breaker: what the breaker did.
     pub breaker: Option<BreakerReport>,
+    /// With `[[hops]]`: what each hop's server counted, from the edge down
+    /// ([`ArmRun::counts`] is then the bottom's, `[upstream]`'s). Empty without hops.
+    pub hops: Vec<ServerCounts>,
 }
 
 impl ArmRun {
@@ -125,7 +129,9 @@ impl ArmRun {
             breaker: self.breaker,
         };
         let id = &scenario.arms[index].id;
-        self.recorder.finish(id, &self.counts, scenario, facts)
+        let mut report = self.recorder.finish(id, &self.counts, scenario, facts);
+        report.hops = (self.recorder).hop_reports(scenario, &self.hops, &self.counts);
+        report
     }
 }
 
@@ -178,6 +184,9 @@ pub async fn run_arm(
 ) -> io::Result<Option<ArmRun>> {
     if let Some(d) = direct {
         return direct::run_arm(scenario, index, d, progress, stop).await;
+    }
+    if !scenario.hops.is_empty() {
+        return chain::run_arm(scenario, index, progress, stop).await;
     }
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
     let bound = UpstreamServer::bind(listen).await?;
@@ -335,17 +344,7 @@ async fn prepare(
                 scenario.client.attempt_timeout,
                 trust,
             )?;
-            let warm = scenario.client.preconnect;
-            client.preconnect(warm).await.map_err(|e| {
-                // Out of descriptors keeps its code, for the sentence that says so.
-                if herd_upstream::fd_limit::exhausted(&e).is_some() {
-                    return e;
-                }
-                io::Error::new(
-                    e.kind(),
-                    format!("opening the {warm} connections of [client] preconnect to {url}: {e}"),
-                )
-            })?;
+            preconnect(&client, scenario.client.preconnect, url).await?;
             let retrier = Arc::new(Mutex::new(Retrier::new(*strategy)));
             match (&scenario.consumers, arm.consumers) {
                 (Some(c), Some(rules)) => Ready::Consumers(consumers::Parts {
@@ -390,6 +389,21 @@ async fn prepare(
                 policy: Peer::describe(*kind).to_owned(),
             }
         }
+    })
+}
+
+/// Opens `warm` of `client`'s connections to `url` before the clock (`[client]
+/// preconnect`); a failure names them.
+async fn preconnect(client: &HttpClient, warm: usize, url: &str) -> io::Result<()> {
+    client.preconnect(warm).await.map_err(|e| {
+        // Out of descriptors keeps its code, for the sentence that says so.
+        if herd_upstream::fd_limit::exhausted(&e).is_some() {
+            return e;
+        }
+        io::Error::new(
+            e.kind(),
+            format!("opening the {warm} connections of [client] preconnect to {url}: {e}"),
+        )
     })
 }
 

@@ -122,6 +122,7 @@ pub(super) async fn drive(
         command: None,
         counts: ServerCounts::new(),
         target: None,
+        hops: Vec::new(),
     })
 }
 

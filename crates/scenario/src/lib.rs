@@ -17,6 +17,7 @@ pub mod fault;
 pub mod first_retry;
 mod guard_spec;
 pub mod hop;
+pub mod hop_closed_form;
 pub mod hop_table;
 pub mod mergeable;
 pub mod model;

@@ -261,6 +261,26 @@ impl Recorder {
         }
     }
 
+    /// With `[[hops]]`, every layer's entry from the edge down: each hop's from its own
+    /// server's counts (`hops`, in the scenario's order), then `upstream` from `bottom`'s.
+    /// `None` without hops. Both engines report a call graph through this.
+    pub fn hop_reports(
+        &self,
+        scenario: &Scenario,
+        hops: &[ServerCounts],
+        bottom: &ServerCounts,
+    ) -> Option<Vec<HopReport>> {
+        if scenario.hops.is_empty() {
+            return None;
+        }
+        let layers = scenario.hops.iter().map(|h| h.id.as_str()).zip(hops);
+        let mut rows: Vec<HopReport> = layers
+            .map(|(id, c)| self.hop_report(id, c, scenario))
+            .collect();
+        rows.push(self.hop_report("upstream", bottom, scenario));
+        Some(rows)
+    }
+
     /// What hop `id` of a call graph, whose server counted `server`, received against
     /// these logical requests (see [`HopReport`]); the multipliers are computed as the
     /// arm's are in [`Recorder::finish`].

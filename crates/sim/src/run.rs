@@ -64,14 +64,7 @@ impl SimRun {
             ..ArmFacts::default()
         };
         let mut report = (self.recorder).finish(&arm.id, &self.counts, scenario, facts);
-        if !scenario.hops.is_empty() {
-            let hops = scenario.hops.iter().zip(&self.hops);
-            let mut rows: Vec<_> = hops
-                .map(|(h, c)| self.recorder.hop_report(&h.id, c, scenario))
-                .collect();
-            rows.push(self.recorder.hop_report("upstream", &self.counts, scenario));
-            report.hops = Some(rows);
-        }
+        report.hops = (self.recorder).hop_reports(scenario, &self.hops, &self.counts);
         report
     }
 }

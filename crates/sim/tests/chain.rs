@@ -1,6 +1,7 @@
 //! Call graphs (`[[hops]]`): retries compound across layers as the closed forms say
 //! (docs/call-graphs.md), and budgets at every layer bound the bottom's load.
 
+use herd_scenario::hop_closed_form::requests_per_edge_request;
 use herd_scenario::{HopReport, Scenario};
 
 /// A chain of `layers` clients (the arm and `layers − 1` hops), each making `attempts`
@@ -37,26 +38,6 @@ fn hops(s: &Scenario) -> Vec<HopReport> {
     report.hops.expect("a chain reports its hops")
 }
 
-/// Expected attempts per call at each layer, edge first, when the bottom fails each
-/// request with probability `p`: a layer's call fails when all `n` attempts fail, each
-/// with the probability `q` that a call to the layer below fails, so it makes
-/// `(1 − qⁿ)/(1 − q)` attempts on average, recursively from the bottom up.
-fn attempts_per_call(layers: usize, n: u32, p: f64) -> Vec<f64> {
-    let mut q = p;
-    let mut out = Vec::new();
-    for _ in 0..layers {
-        let e = if q >= 1.0 {
-            f64::from(n)
-        } else {
-            (1.0 - q.powi(n as i32)) / (1.0 - q)
-        };
-        out.push(e);
-        q = q.powi(n as i32);
-    }
-    out.reverse();
-    out
-}
-
 #[test]
 fn three_layers_of_three_attempts_put_27_on_a_failing_bottom() {
     let s = chain(3, 3, 1.0, 1000, "");
@@ -73,11 +54,9 @@ fn three_layers_of_three_attempts_put_27_on_a_failing_bottom() {
 fn independent_bottom_failures_meet_the_product_formula() {
     let p = 0.3;
     let s = chain(3, 3, p, 20_000, "");
-    let per_call = attempts_per_call(3, 3, p);
+    let closed = requests_per_edge_request(3, 3, p);
     let h = hops(&s);
-    let mut expected = 1.0;
-    for (layer, hop) in per_call.iter().zip(&h) {
-        expected *= layer;
+    for (&expected, hop) in closed.iter().zip(&h) {
         let err = (hop.amplification - expected).abs() / expected;
         assert!(
             err < 0.03,

@@ -94,7 +94,10 @@ pub(crate) async fn handle(
         }
         // Work that takes no time on a free worker: served and done in one instant.
         Fate::Work { service, .. }
-            if service.is_zero() && shared.forward.is_none() && shared.capacity.serve_at_once() =>
+            if service.is_zero()
+                && shared.forward.is_none()
+                && shared.onward.is_none()
+                && shared.capacity.serve_at_once() =>
         {
             shared.answered_at_once(t, ServerEvent::Ok, id, counted);
             shared.ok()
@@ -131,6 +134,11 @@ pub(crate) async fn handle(
                     }
                 }
                 admitted => {
+                    if let Some(onward) = &shared.onward {
+                        return Ok(
+                            crate::onward::serve(&shared, onward, admitted, service, id).await
+                        );
+                    }
                     if let (Some(forward), Some(req)) = (&shared.forward, req) {
                         let stall = if stalled { service } else { Duration::ZERO };
                         return Ok(proxied(&shared, forward, admitted, stall, req, peer, id).await);

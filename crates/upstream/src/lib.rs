@@ -39,6 +39,14 @@
 //! connection while it computes, and the wasted work of abandoned attempts is exactly the
 //! load herd is there to measure. Only the answer is dropped, with the handler.
 //!
+//! # A hop of a call graph
+//!
+//! With [`Options::onward`] the server is one layer of a `[[hops]]` chain: the fault
+//! rules, the rate limit and the capacity are the same, and admitted work, after its
+//! service time and still on its worker, calls the next hop through a [`Downstream`] (the
+//! hop's retrying client, which the driver supplies) and is answered 200 or 503 with how
+//! that call went (see the `onward` module).
+//!
 //! # Control endpoints
 //!
 //! Paths under `/__herd/` are neither counted nor faulted. `GET /__herd/stats` answers a
@@ -61,6 +69,7 @@ mod forward;
 mod handler;
 mod job;
 mod metrics;
+mod onward;
 mod options;
 pub mod precise;
 mod reply;
@@ -71,6 +80,7 @@ mod stats;
 pub mod tls;
 
 pub use forward::{preflight, PreflightError};
+pub use onward::{Downstream, Onward};
 pub use options::{Admin, AdminToken, BadToken, Options};
 pub use server::run;
 pub use signal::serve_until_signal;
@@ -140,7 +150,18 @@ impl Bound {
         seed: u64,
         options: Options,
     ) -> UpstreamServer {
-        let epoch = Instant::now();
+        self.serve_from(config, seed, options, Instant::now())
+    }
+
+    /// [`Bound::serve_with`] on a given epoch (t = 0), for servers that must share one: the
+    /// hops of a call graph, whose incidents and buckets are all on the run's clock.
+    pub fn serve_from(
+        self,
+        config: herd_scenario::Upstream,
+        seed: u64,
+        options: Options,
+        epoch: Instant,
+    ) -> UpstreamServer {
         let stats = Arc::new(Stats::new());
         let (stop, stopped) = oneshot::channel::<()>();
         let shutdown = async {

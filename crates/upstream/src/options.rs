@@ -1,8 +1,9 @@
-//! How the upstream treats its connections and who may read its control endpoints.
+//! How the upstream treats its connections and who may read its control endpoints, and
+//! whether it is a hop of a call graph.
 //!
-//! These are settings of the server, not of the scenario: none of them changes what a run
-//! measures, only how the server stands up to clients that are not herd's (a scanner, a
-//! slow or hostile peer, a curious neighbour on the network).
+//! Except [`Options::onward`], these are settings of the server, not of the scenario: none
+//! of them changes what a run measures, only how the server stands up to clients that are
+//! not herd's (a scanner, a slow or hostile peer, a curious neighbour on the network).
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -33,6 +34,12 @@ pub struct Options {
     /// # Default
     /// None.
     pub admin_token: Option<AdminToken>,
+    /// A hop of a call graph (`[[hops]]`): admitted work calls the next hop and is
+    /// answered with how that call went (see [`crate::Onward`]).
+    ///
+    /// # Default
+    /// None: the server answers its work itself (or forwards it to `[upstream] target`).
+    pub onward: Option<crate::Onward>,
     /// Serve HTTPS with this certificate (`[upstream] tls`); see [`crate::tls`].
     ///
     /// # Default
@@ -46,6 +53,7 @@ impl Default for Options {
             header_read_timeout: Duration::from_secs(60),
             max_header_bytes: 32 * 1024,
             admin_token: None,
+            onward: None,
             tls: None,
         }
     }

@@ -3,6 +3,7 @@
 
 use crate::capacity::Capacity;
 use crate::forward::Forward;
+use crate::onward::Onward;
 use crate::options::Admin;
 use crate::reply::{text_static, worded, Reply};
 use crate::Stats;
@@ -40,6 +41,8 @@ pub(crate) struct Shared {
     pub(crate) forward: Option<Result<Arc<Forward>, Arc<str>>>,
     /// Who may read the control endpoints.
     pub(crate) admin: Admin,
+    /// A hop of a call graph: where admitted work goes next (see [`crate::onward`]).
+    pub(crate) onward: Option<Onward>,
 }
 
 impl Shared {
@@ -73,7 +76,19 @@ impl Shared {
             closing,
             forward,
             admin,
+            onward: None,
         }
+    }
+
+    /// The server as a hop of a call graph when `onward` is set: its fates come from the
+    /// hop's own stream of scenario seed `seed` ([`herd_scenario::Seeds::hop_faults`]), as
+    /// in the simulator.
+    pub(crate) fn onward(mut self, onward: Option<Onward>, seed: u64) -> Self {
+        if let Some(o) = &onward {
+            self.rng = Mutex::new(herd_scenario::Seeds(seed).hop_faults(o.hop));
+        }
+        self.onward = onward;
+        self
     }
 
     /// Time since the epoch.

@@ -27,8 +27,9 @@ pub struct Stats {
     queued: AtomicU64,
     /// Proxy mode only: what the target answered (`None` without a target).
     target: Mutex<Option<TargetCounts>>,
-    /// Proxy mode only: requests on their way to the target (stalling, waiting for a
-    /// worker, or forwarded and not yet answered).
+    /// Proxy mode and a hop of a call graph: requests on their way to the target or the
+    /// next hop (stalling or in service, waiting for a worker, or forwarded and not yet
+    /// answered).
     forwarding: AtomicU64,
 }
 
@@ -134,9 +135,10 @@ impl Stats {
         }
     }
 
-    /// Proxy mode: requests on their way to the target now. A run waits for this to reach
-    /// 0 (every wait on the target is bounded) before it reads the counts, so each request
-    /// the front admitted is in them with its answer.
+    /// Proxy mode: requests on their way to the target now; a hop of a call graph: on
+    /// their way to the next hop. A run waits for this to reach 0 (every wait on the
+    /// target is bounded) before it reads the counts, so each request the front admitted
+    /// is in them with its answer (and, below a hop, every call it made).
     pub fn forwarding(&self) -> u64 {
         self.forwarding.load(Ordering::Relaxed)
     }

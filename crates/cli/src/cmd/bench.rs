@@ -1,4 +1,5 @@
-//! `herd bench`: every arm on a real socket, each with its own upstream and pool.
+//! `herd bench`: every arm on a real socket, each with its own upstream and pool (with
+//! `[[hops]]`, its own server per hop in front of it: herd-driver's `chain`).
 //!
 //! SIGINT / SIGTERM stop it early ([`crate::stop`]): the arms running then report what had
 //! finished, arms not yet started are left out, and the report is marked partial.
@@ -28,14 +29,6 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let mut s = p.scenario;
     let quiet = a.run.output.quiet;
     a.run.output.check()?;
-    if let Some(h) = s.hops.first() {
-        return Err(Fail::input(anyhow!(
-            "scenario {} has [[hops]] (hop {} first): call graphs run in the simulator only for now (`herd sim {}`)",
-            s.name,
-            h.id,
-            s.name
-        )));
-    }
     if let Some(n) = a.backlog {
         if n == 0 {
             return Err(Fail::input(anyhow!("--backlog must be at least 1")));
@@ -49,6 +42,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         s.load.lanes = Some(usize::try_from(n).unwrap_or(usize::MAX));
     }
     let sharding = shards::resolve(&a.shard)?;
+    if let (Some(_), Some(h)) = (sharding, s.hops.first()) {
+        return Err(Fail::input(anyhow!(
+            "--shard: scenario `{}` has [[hops]] (hop {} first): a call graph's hops count the \
+             whole run and do not merge; run it in one process",
+            s.name,
+            h.id
+        )));
+    }
     if let Some(sh) = sharding {
         if a.run.seeds.is_some() {
             return Err(Fail::input(anyhow!(
@@ -68,6 +69,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         s.load.shard = Some(sh.shard);
     }
     let direct = target::direct(&a)?;
+    if let (Some(_), Some(h)) = (&direct, s.hops.first()) {
+        return Err(Fail::input(anyhow!(
+            "--direct: scenario `{}` has [[hops]] (hop {} first): the arms call the first hop, \
+             which herd serves; drop --direct, or put the service behind [upstream] with --target",
+            s.name,
+            h.id
+        )));
+    }
     if direct.is_none() {
         target::apply(&mut s.upstream, a.target.clone(), a.settle)?;
         // Each arm's front builds its own; this reads and checks the files once, first.
@@ -115,11 +124,15 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     }
     if !quiet && s.upstream.target.is_none() {
         eprintln!(
-            "herd bench {}: {} arm(s), {} requests each at {} req/s{}",
+            "herd bench {}: {} arm(s), {} requests each at {} req/s{}{}",
             s.name,
             s.arms.len(),
             s.load.requests,
             s.load.rate,
+            match s.hops.len() {
+                0 => String::new(),
+                n => format!(", each through its own {n} hop(s) to its upstream"),
+            },
             if a.sequential {
                 ", one after another"
             } else if s.arms.iter().any(|arm| arm.client.is_external()) {
