@@ -79,7 +79,25 @@ fn each_breaker_lets_the_same_requests_through_on_the_socket_as_in_the_simulator
         assert_eq!(sim, expected, "{name}: simulator");
         assert_eq!(socket, sim, "{name}: socket against simulator");
         // The breaker's own figures agree too: rejections are client-side fast failures.
-        assert_eq!(b["breaker"], s["breaker"], "{name}");
+        for key in ["rejected", "opened", "open_ms", "probes"] {
+            assert_eq!(b["breaker"][key], s["breaker"][key], "{name}: {key}");
+        }
+        // Its open periods, for the timeline: as many, each as long, each begun within
+        // 20 ms (the socket's answers take real time; the simulator's, none).
+        let periods = |r: &Value| -> Vec<(u64, u64)> {
+            let p = r["breaker"]["open_periods_ms"].as_array().expect("it opened");
+            p.iter()
+                .map(|w| (w[0].as_u64().unwrap(), w[1].as_u64().unwrap()))
+                .collect()
+        };
+        let (ps, pb) = (periods(&s), periods(&b));
+        assert_eq!(ps.len(), pb.len(), "{name}: {ps:?} {pb:?}");
+        for (x, y) in ps.iter().zip(&pb) {
+            assert!(
+                x.0.abs_diff(y.0) <= 20 && (x.1 - x.0).abs_diff(y.1 - y.0) <= 1,
+                "{name}: open periods {ps:?} in the simulator, {pb:?} on the socket"
+            );
+        }
         assert_eq!(b["client_attempts"], s["client_attempts"], "{name}");
         let rejected = b["breaker"]["rejected"].as_u64().unwrap();
         assert_eq!(

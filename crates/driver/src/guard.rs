@@ -7,7 +7,7 @@
 //! request through them) and turns their counters into the report's words with the same
 //! constructors the simulator uses ([`HedgingReport::of`], [`BreakerReport::of`]).
 
-use herd_retry::breaker::{Admission, Breaker, BreakerConfig, Permit};
+use herd_retry::breaker::{Admission, Breaker, BreakerConfig, Permit, State};
 use herd_retry::hedge::{HedgePolicy, Hedger};
 use herd_retry::Outcome;
 use herd_scenario::{BreakerReport, HedgingReport};
@@ -19,12 +19,19 @@ use tokio::sync::Notify;
 /// One arm's hedger and breaker, and what its client counted beside them.
 pub(super) struct Guard {
     hedger: Option<Mutex<Hedger>>,
-    /// The breaker and its random stream (failsafe-rs' jittered open time).
-    breaker: Option<Mutex<(Breaker, Pcg64Mcg)>>,
+    breaker: Option<Mutex<Tracked>>,
     /// Woken at every change of the breaker's state: cockatiel's held calls ask again.
     pub(super) wake: Notify,
     /// Hedges (attempts beyond a round's first) that got a connection and went out.
     pub(super) hedges_sent: AtomicU64,
+}
+
+/// A breaker, its random stream (failsafe-rs' jittered open time) and its state changes
+/// (when, state) for the timeline.
+struct Tracked {
+    breaker: Breaker,
+    rng: Pcg64Mcg,
+    changes: Vec<(u64, State)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -41,7 +48,13 @@ impl Guard {
     ) -> Guard {
         Guard {
             hedger: hedge.map(|p| Mutex::new(Hedger::new(p, 0))),
-            breaker: breaker.map(|c| Mutex::new((Breaker::new(c, 0), rng))),
+            breaker: breaker.map(|c| {
+                Mutex::new(Tracked {
+                    breaker: Breaker::new(c, 0),
+                    rng,
+                    changes: Vec::new(),
+                })
+            }),
             wake: Notify::new(),
             hedges_sent: AtomicU64::new(0),
         }
@@ -54,7 +67,7 @@ impl Guard {
 
     /// The breaker's word on a call at `now` (ns since t = 0); `None` without a breaker.
     pub(super) fn allow(&self, now: u64) -> Option<Admission> {
-        self.breaker.as_ref().map(|b| lock(b).0.allow(now))
+        self.breaker.as_ref().map(|b| lock(b).breaker.allow(now))
     }
 
     /// A permitted call ended at `now` with `outcome`; a change of state wakes the calls
@@ -65,8 +78,14 @@ impl Guard {
         };
         let changed = {
             let mut b = lock(b);
-            let (breaker, rng) = &mut *b;
-            breaker.record(p, now, outcome, rng).is_some()
+            let Tracked {
+                breaker,
+                rng,
+                changes,
+            } = &mut *b;
+            let change = breaker.record(p, now, outcome, rng);
+            changes.extend(change.map(|state| (now, state)));
+            change.is_some()
         };
         if changed {
             self.wake.notify_waiters();
@@ -82,7 +101,10 @@ impl Guard {
             .hedger
             .as_ref()
             .map(|h| HedgingReport::of(&lock(h).counters(), sent, 0));
-        let breaker = (self.breaker.as_ref()).map(|b| BreakerReport::of(&lock(b).0.counters()));
+        let breaker = (self.breaker.as_ref()).map(|b| {
+            let b = lock(b);
+            BreakerReport::of(&b.breaker.counters(), &b.changes)
+        });
         (hedging, breaker)
     }
 }

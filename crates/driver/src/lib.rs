@@ -126,7 +126,7 @@ impl ArmRun {
             command: self.command.clone(),
             target: self.target.as_ref(),
             hedging: self.hedging,
-            breaker: self.breaker,
+            breaker: self.breaker.clone(),
         };
         let id = &scenario.arms[index].id;
         let mut report = self.recorder.finish(id, &self.counts, scenario, facts);

@@ -4,7 +4,8 @@
 //! the timeline keep those arms apart anyway.
 //!
 //! The reference lines are kept out of the palette: the offered rate is dashed grey, the
-//! capacity dashed black, incidents a pale red fill, so none can be mistaken for an arm.
+//! capacity dashed black, incidents a pale red fill, a breaker's open periods a dark slate
+//! strip, so none can be mistaken for an arm.
 
 use plotters::style::RGBColor;
 
@@ -32,3 +33,5 @@ pub const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
 pub const CAPACITY: RGBColor = RGBColor(0x20, 0x20, 0x20);
 /// Incident windows.
 pub const INCIDENT: RGBColor = RGBColor(0xf4, 0xc7, 0xc3);
+/// A breaker's open periods (a strip atop its arm's panel).
+pub const BREAKER_OPEN: RGBColor = RGBColor(0x4a, 0x4a, 0x6a);

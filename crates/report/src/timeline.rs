@@ -27,6 +27,8 @@ const OVERVIEW: u32 = 480;
 const PANEL: u32 = 190;
 /// Width of the legend column beside the overview.
 const LEGEND: u32 = 280;
+/// Height of the breaker's open strip, as a share of a panel's height.
+const BREAKER_STRIP: f64 = 0.08;
 /// Buckets per second.
 const PER_SECOND: f64 = 10.0;
 
@@ -201,6 +203,26 @@ impl<'a> Frame<'a> {
                 ))
                 .map_err(e)?;
         }
+        if !overview {
+            // The breaker's open periods: a strip along the top of the arm's own panel, so
+            // a gap in its requests reads as the breaker's doing, not the server's.
+            let periods = which
+                .iter()
+                .filter_map(|&i| self.arms[i].breaker.as_ref())
+                .flat_map(|b| b.open_periods_ms.iter());
+            chart
+                .draw_series(periods.map(|&[from, to]| {
+                    let (a, b) = (from as f64 / 1000.0, to as f64 / 1000.0);
+                    Rectangle::new(
+                        [
+                            (a, y_max * (1.0 - BREAKER_STRIP)),
+                            (b.min(self.x_max), y_max),
+                        ],
+                        palette::BREAKER_OPEN.filled(),
+                    )
+                }))
+                .map_err(e)?;
+        }
         for &i in which {
             let a = &self.arms[i];
             chart
@@ -258,6 +280,20 @@ impl<'a> Frame<'a> {
             ))
             .map_err(e)?;
             label(y, "incident window")?;
+            y += 22;
+        }
+        let opened = (self.arms.iter()).any(|a| {
+            a.breaker
+                .as_ref()
+                .is_some_and(|b| !b.open_periods_ms.is_empty())
+        });
+        if opened {
+            area.draw(&Rectangle::new(
+                [(10, y - 4), (40, y + 4)],
+                palette::BREAKER_OPEN.filled(),
+            ))
+            .map_err(e)?;
+            label(y, "breaker open (atop its arm's panel)")?;
         }
         Ok(())
     }
@@ -356,6 +392,31 @@ mod tests {
             .map(|v| format!("{v:.d$}"))
             .collect();
         assert_eq!(labels, ["0", "1", "2", "3", "4", "5", "6"]);
+    }
+
+    #[test]
+    fn a_breakers_open_periods_are_a_strip_on_its_panel_only() {
+        let mut f = Fixture::new(2, 40);
+        let plain = render_timeline_svg(&f.inputs()).unwrap();
+        assert!(!svg_texts(&plain)
+            .iter()
+            .any(|t| t.starts_with("breaker open")));
+        f.report.arms[1].breaker = Some(herd_scenario::BreakerReport {
+            open_periods_ms: vec![[500, 1500], [2000, 3000]],
+            ..Default::default()
+        });
+        let svg = render_timeline_svg(&f.inputs()).unwrap();
+        let texts = svg_texts(&svg);
+        assert!(
+            texts
+                .iter()
+                .any(|t| t == "breaker open (atop its arm's panel)"),
+            "{texts:?}"
+        );
+        let c = palette::BREAKER_OPEN;
+        let fill = format!("fill=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+        // Two periods on arm-1's panel and the legend's swatch; none on the overview.
+        assert_eq!(svg.matches(&fill).count(), 3, "{fill} in {svg}");
     }
 
     #[test]

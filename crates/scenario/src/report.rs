@@ -85,7 +85,7 @@ pub struct HedgingReport {
 /// A replica's breaker is herd's own object, so every figure is known. A real library's
 /// breaker in another program tells herd only what each answer says (the protocol's
 /// `rejected`), so its report has `rejected` and no state figures: absent, not zero.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BreakerReport {
     /// Calls the breaker turned away.
     pub rejected: u64,
@@ -100,6 +100,11 @@ pub struct BreakerReport {
     /// library's breaker).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probes: Option<u64>,
+    /// When it was open, `[from, to]` ms from the start of the run, in time order: from
+    /// the call that opened it to the instant it would let a probe through (the periods
+    /// `open_ms` adds up), for the timeline. Empty when it never opened or is unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_periods_ms: Vec<[u64; 2]>,
 }
 
 impl HedgingReport {
@@ -119,13 +124,28 @@ impl HedgingReport {
 }
 
 impl BreakerReport {
-    /// The report of a breaker's `counters`. Every engine builds it here.
-    pub fn of(counters: &herd_retry::breaker::BreakerCounters) -> Self {
+    /// The report of a breaker's `counters` and its state `changes` (when, in ns from the
+    /// start, and the state it entered), as [`herd_retry::breaker::Breaker::record`]
+    /// returns them. Every engine builds it here.
+    pub fn of(
+        counters: &herd_retry::breaker::BreakerCounters,
+        changes: &[(u64, herd_retry::breaker::State)],
+    ) -> Self {
+        let open_periods_ms = changes
+            .iter()
+            .filter_map(|&(at, state)| match state {
+                herd_retry::breaker::State::Open { until } => {
+                    Some([at / 1_000_000, until / 1_000_000])
+                }
+                _ => None,
+            })
+            .collect();
         BreakerReport {
             rejected: counters.rejected,
             opened: Some(counters.opened),
             open_ms: Some(counters.open_ns / 1_000_000),
             probes: Some(counters.probes),
+            open_periods_ms,
         }
     }
 

@@ -221,7 +221,7 @@ impl Table {
                     row.push(or_absent(h.map(|h| h.wasted)));
                 }
                 if breaker {
-                    let b = a.breaker;
+                    let b = a.breaker.as_ref();
                     row.push(or_absent(b.map(|b| b.rejected)));
                     row.push(
                         b.and_then(|b| b.open_ms)

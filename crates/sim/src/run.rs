@@ -60,7 +60,8 @@ impl SimRun {
                 (g.hedge.as_ref())
                     .map(|h| HedgingReport::of(h, g.tally.hedges_sent, g.tally.stale_answers))
             }),
-            breaker: guard.and_then(|g| g.breaker.as_ref().map(BreakerReport::of)),
+            breaker: guard
+                .and_then(|g| (g.breaker.as_ref()).map(|b| BreakerReport::of(b, &g.transitions))),
             ..ArmFacts::default()
         };
         let mut report = (self.recorder).finish(&arm.id, &self.counts, scenario, facts);

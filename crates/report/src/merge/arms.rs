@@ -72,7 +72,7 @@ fn one(
     let mut target = fig0.target.clone();
     let mut dropped = rep0.driver_dropped;
     let mut hedging = rep0.hedging;
-    let mut breaker = rep0.breaker;
+    let mut breaker = rep0.breaker.clone();
     for &(name, rep, fig) in &parts[1..] {
         let add = |into: &mut hdrhistogram::Histogram<u64>, text: &str| -> Result<(), MergeError> {
             into.add(hist(name, text)?)
@@ -109,7 +109,7 @@ fn one(
                 (a, b) => a.or(b),
             };
             hedging = sum_hedging(hedging, rep.hedging);
-            breaker = sum_breaker(breaker, rep.breaker);
+            breaker = sum_breaker(breaker, rep.breaker.clone());
         }
         target = match (target, &fig.target) {
             (Some(a), Some(b)) => Some(sum_target(a, b, name, id)?),
@@ -212,6 +212,11 @@ fn sum_breaker(a: Option<BreakerReport>, b: Option<BreakerReport>) -> Option<Bre
             opened: sum_known(a.opened, b.opened),
             open_ms: sum_known(a.open_ms, b.open_ms),
             probes: sum_known(a.probes, b.probes),
+            open_periods_ms: {
+                let mut all = [a.open_periods_ms, b.open_periods_ms].concat();
+                all.sort_unstable();
+                all
+            },
         }),
         (a, b) => a.or(b),
     }
