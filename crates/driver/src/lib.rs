@@ -44,6 +44,7 @@ mod engine;
 mod external;
 mod guard;
 mod guarded;
+mod h2c;
 mod handoff;
 mod lag;
 mod leg;
@@ -307,9 +308,14 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
         ArmClient::Replica(strategy) => {
             let uri: http::Uri = url.parse().map_err(io::Error::other)?;
             let client = HttpClient::new(
-                uri,
+                uri.clone(),
                 scenario.client.pool_max_connections,
                 scenario.client.attempt_timeout,
+            )?
+            .speaking(
+                &uri,
+                scenario.upstream.protocol,
+                scenario.client.connections,
             )?;
             let warm = scenario.client.preconnect;
             client.preconnect(warm).await.map_err(|e| {

@@ -245,7 +245,9 @@ impl Retrier {
     ) -> Decision {
         let throttled = matches!(outcome, Outcome::Failed(Failure::Throttled));
         if let (Some(b), false) = (&mut self.budget, throttled) {
-            b.on_attempt(now, attempt_result(outcome));
+            if self.strategy.policy.moves_budget(outcome) {
+                b.on_attempt(now, attempt_result(outcome));
+            }
         }
         let d = match self
             .strategy

@@ -80,6 +80,7 @@ impl Check<'_> {
 }
 
 mod consumers;
+mod grpc;
 mod hops;
 mod rate_limit;
 mod target;
@@ -326,10 +327,15 @@ impl Check<'_> {
             ));
         }
         let t = self.ms(&k("attempt_timeout_ms"), c.attempt_timeout_ms)?;
+        let connections = self.count(&k("connections"), c.connections)?;
+        if connections == 0 {
+            return Err(self.err(&k("connections"), "must be at least 1"));
+        }
         Ok(Client {
             pool_max_connections: pool as usize,
             preconnect: preconnect as usize,
             attempt_timeout: (!t.is_zero()).then_some(t),
+            connections: connections as usize,
         })
     }
 
@@ -368,6 +374,30 @@ impl Check<'_> {
                 )
             })?,
         };
+        let protocol = match u.protocol.as_deref() {
+            None => crate::Protocol::Http1,
+            Some(name) => crate::Protocol::from_name(name).ok_or_else(|| {
+                self.err(
+                    &k("protocol"),
+                    format!(
+                        "unknown protocol `{name}` (expected one of: {})",
+                        crate::Protocol::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        };
+        if protocol.is_grpc() && dialect != crate::Dialect::Plain {
+            return Err(self.err(
+                &k("dialect"),
+                "a gRPC upstream answers in gRPC statuses; `dialect` is for HTTP services (S3, DynamoDB)",
+            ));
+        }
+        if protocol.is_h2() && target.is_some() {
+            return Err(self.err(
+                &k("protocol"),
+                "the proxy front forwards HTTP/1.1 only; an HTTP/2 or gRPC `protocol` needs herd's own upstream (no `target`)",
+            ));
+        }
         let rate_limit = u.rate_limit.map(|r| self.rate_limit(at, r)).transpose()?;
         let mut incidents = Vec::with_capacity(u.incidents.len());
         for (i, inc) in u.incidents.into_iter().enumerate() {
@@ -388,6 +418,7 @@ impl Check<'_> {
             rate_limit,
             target,
             dialect,
+            protocol,
         })
     }
 
@@ -508,6 +539,9 @@ impl Check<'_> {
         }
         if let Some(c) = a.client.clone() {
             return self.real_client(at, a, c);
+        }
+        if let Some(Ok(herd_retry::Profile::Grpc(imp))) = a.policy.as_deref().map(str::parse::<herd_retry::Profile>) {
+            return self.grpc_arm(at, a, imp);
         }
         if a.options.is_some() {
             return Err(self.err(

@@ -58,6 +58,7 @@ mod capacity;
 mod conn;
 pub mod fd_limit;
 mod forward;
+mod grpc;
 mod handler;
 mod job;
 mod metrics;
