@@ -19,7 +19,27 @@ pub struct ArmCommand {
     pub(crate) handshake_timeout: Duration,
     pub(crate) answer_deadline: Duration,
     pub(crate) finish_timeout: Duration,
+    /// Set in the adapter's environment, beside what it inherits.
+    pub(crate) envs: Vec<(OsString, OsString)>,
 }
+
+/// The variable that names, for an adapter aimed at an `https://` URL, a PEM file of the
+/// certificates to trust (herd's front's own). Added within protocol version 1: an adapter
+/// that ignores it still works when its runtime reads one of the variables
+/// [`ArmCommand::trusting`] also sets.
+pub const CA_FILE_ENV: &str = "HERD_CA_FILE";
+
+/// The variables each runtime reads on its own for the certificates to trust, all set to
+/// the same file: Node (`NODE_EXTRA_CA_CERTS`, added to its bundled roots), OpenSSL and
+/// therefore Python's `ssl` and httpx, and Go's `crypto/x509` on Linux (`SSL_CERT_FILE`),
+/// requests (`REQUESTS_CA_BUNDLE`, which otherwise trusts certifi's bundle only) and
+/// botocore (`AWS_CA_BUNDLE`).
+pub const RUNTIME_CA_ENVS: [&str; 4] = [
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "AWS_CA_BUNDLE",
+];
 
 impl ArmCommand {
     /// Runs `program` (looked up on `PATH` if it has no slash) for client `client`.
@@ -33,6 +53,7 @@ impl ArmCommand {
             handshake_timeout: Duration::from_secs(10),
             answer_deadline: Duration::from_secs(120),
             finish_timeout: Duration::from_secs(10),
+            envs: Vec::new(),
         }
     }
 
@@ -90,6 +111,27 @@ impl ArmCommand {
     pub fn with_finish_timeout(mut self, d: Duration) -> Self {
         self.finish_timeout = d;
         self
+    }
+
+    /// Sets `key` to `value` in the adapter's environment.
+    pub fn with_env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.envs.push((key.into(), value.into()));
+        self
+    }
+
+    /// The adapter trusts the certificates in the PEM file `ca` (and, through the runtime
+    /// variables, only those): [`CA_FILE_ENV`] and every one of [`RUNTIME_CA_ENVS`] name it.
+    pub fn trusting(self, ca: &std::path::Path) -> Self {
+        let mut cmd = self.with_env(CA_FILE_ENV, ca);
+        for key in RUNTIME_CA_ENVS {
+            cmd = cmd.with_env(key, ca);
+        }
+        cmd
+    }
+
+    /// What the adapter's environment gets beside what it inherits.
+    pub fn envs(&self) -> &[(OsString, OsString)] {
+        &self.envs
     }
 
     /// The client this command runs.

@@ -47,7 +47,7 @@ pub use adapter::{
     node_clients, Adapter, AdapterOptions, NodeAdapter, NodeArmOptions, ADAPTERS_ENV, ADAPTER_ENV,
 };
 pub use bundle::{cache_dir, CACHE_ENV};
-pub use command::ArmCommand;
+pub use command::{ArmCommand, CA_FILE_ENV, RUNTIME_CA_ENVS};
 pub use error::ExternalError;
 pub use process::{Answered, ExternalArm, STOP_GRACE};
 pub use program::command_arm;

@@ -111,6 +111,7 @@ impl ExternalArm {
         let mut command = Command::new(&cmd.program);
         command
             .args(&cmd.args)
+            .envs(cmd.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

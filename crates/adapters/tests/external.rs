@@ -303,6 +303,7 @@ fn flaky() -> sc::Upstream {
         target: None,
         dialect: Default::default(),
         protocol: Default::default(),
+        tls: None,
     }
 }
 

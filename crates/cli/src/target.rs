@@ -1,5 +1,6 @@
 //! Proxy mode on the command line: `--target URL` (and `--settle MS`) applied to a
-//! scenario, the https refusal, the line that says where load will go, and the preflight.
+//! scenario, its TLS settings read and checked, the line that says where load will go, and
+//! the preflight.
 //!
 //! herd sends load to a real service only when the scenario or a flag names it, and it
 //! says so before the first request: the target, the rate per arm and how the arms are
@@ -14,6 +15,8 @@ use crate::fail::Fail;
 use anyhow::anyhow;
 use herd_driver::Direct;
 use herd_scenario::{Scenario, Target, TargetInfo, TargetUrl, Upstream};
+use herd_upstream::tls::FrontTls;
+use herd_upstream::PreflightError;
 use std::time::Duration;
 
 /// `--target URL`: the scenario's upstream forwards to `url`. A scenario written for the
@@ -56,7 +59,9 @@ pub fn apply(u: &mut Upstream, url: Option<TargetUrl>, settle_ms: Option<f64>) -
     }
     if let Some(t) = &u.target {
         if t.url.scheme() == herd_scenario::target::Scheme::Https {
-            return Err(Fail::input(anyhow!(herd_upstream::https_unsupported(t))));
+            // A target_ca that cannot be read is bad input, found before anything is sent.
+            herd_upstream::tls::target_config(&t.trust)
+                .map_err(|e| Fail::input(anyhow!("target {}: {e}", t.url)))?;
         }
     }
     Ok(())
@@ -93,10 +98,28 @@ pub fn announce(s: &Scenario, t: &Target) -> String {
     )
 }
 
-/// Fails the run (exit 1, naming the target) unless `t` accepts connections.
+/// Fails the run unless `t` accepts connections (exit 1, naming the target) and, for an
+/// https target, completes a TLS handshake with the scenario's trust (exit 2 otherwise:
+/// the scenario does not fit the service).
 pub fn preflight(rt: &tokio::runtime::Runtime, t: &Target) -> Result<(), Fail> {
     rt.block_on(herd_upstream::preflight(t))
-        .map_err(|e| Fail::run(anyhow!("{e}; nothing was sent")))
+        .map_err(|e| match e {
+            PreflightError::Unreachable(e) => Fail::run(anyhow!("{e}; nothing was sent")),
+            PreflightError::Tls(e) => Fail::input(anyhow!("{e}; nothing was sent")),
+        })
+}
+
+/// `[upstream] tls`: the front's certificate, read now (a bad file is exit 2), and, when
+/// herd's own clients connect to it (`for_loopback`: `herd bench`), checked against the
+/// address they use.
+pub fn front_tls(u: &Upstream, for_loopback: bool) -> Result<Option<FrontTls>, Fail> {
+    let Some(spec) = &u.tls else { return Ok(None) };
+    let tls = FrontTls::new(spec).map_err(|e| Fail::input(anyhow!(e)))?;
+    if for_loopback {
+        tls.check_for("127.0.0.1")
+            .map_err(|e| Fail::input(anyhow!(e)))?;
+    }
+    Ok(Some(tls))
 }
 
 /// `--direct`: the arms straight at `--target` (http only), no fault front; `None` without

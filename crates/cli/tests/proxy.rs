@@ -3,7 +3,9 @@
 //! reaches nginx, and the report's `target_requests` is exactly what nginx logged for each
 //! arm; a target that refuses connections stops the run before anything is counted; a
 //! target that dies mid-run is counted as target errors and nothing hangs; bad target
-//! URLs are refused with a sentence.
+//! URLs are refused with a sentence. The same holds for an `https://` nginx with a
+//! self-signed certificate made here, trusted through `target_ca` (or `target_insecure`);
+//! without them, or with a CA file that cannot be read, the run stops at start, exit 2.
 
 mod common;
 
@@ -23,6 +25,11 @@ static LOAD: Mutex<()> = Mutex::new(());
 /// request in it at once) in front of `target`, shorter, and with a longer hold so the
 /// retry wave stands well above the offered 10 requests per bucket.
 fn scenario(dir: &Path, target: &str) -> PathBuf {
+    scenario_with(dir, target, "")
+}
+
+/// [`scenario`] with `extra` lines in `[upstream]`.
+fn scenario_with(dir: &Path, target: &str, extra: &str) -> PathBuf {
     let text = format!(
         r#"name = "proxy-quick"
 description = "seed-quick's faults in front of a real nginx"
@@ -41,6 +48,7 @@ attempt_timeout_ms = 2000
 [upstream]
 target = "{target}"
 settle_ms = 200
+{extra}
 error_rate = 0.009
 reset_rate = 0.003
 stall_rate = 0.0015
@@ -311,9 +319,115 @@ fn bad_targets_are_refused_with_a_sentence() {
     let o = herd(&["bench", "seed-quick", "--settle", "500"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--settle applies only with a target"));
-    let o = herd(&["bench", "seed-quick", "--target", "https://127.0.0.1:1"]);
+    // TLS settings that cannot work are refused before anything is sent.
+    let missing = dir.join("no-such-ca.pem");
+    for (target, extra, says) in [
+        (
+            "https://127.0.0.1:1",
+            format!("target_ca = \"{}\"", missing.display()),
+            "target_ca",
+        ),
+        (
+            "http://127.0.0.1:1",
+            "target_insecure = true".to_owned(),
+            "applies only to an https:// target",
+        ),
+        (
+            "https://127.0.0.1:1",
+            "target_ca = \"ca.pem\"\ntarget_insecure = true".to_owned(),
+            "keep one",
+        ),
+    ] {
+        let scen = scenario_with(&dir, target, &extra);
+        let o = herd(&["bench", scen.to_str().unwrap(), "--quiet"]);
+        assert_eq!(o.status.code(), Some(2), "{extra}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(says), "{extra}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "one sentence: {e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+    let e = stderr(&herd(&[
+        "bench",
+        scenario_with(
+            &dir,
+            "https://127.0.0.1:1",
+            &format!("target_ca = \"{}\"", missing.display()),
+        )
+        .to_str()
+        .unwrap(),
+    ]));
+    assert!(
+        e.contains(&format!("target_ca {}: cannot read it", missing.display())),
+        "names the key and the file: {e}"
+    );
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost: `(cert.pem, key.pem)` in `dir`.
+fn self_signed(dir: &Path) -> (PathBuf, PathBuf) {
+    let c =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .expect("certificate");
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, c.cert.pem()).unwrap();
+    std::fs::write(&key, c.signing_key.serialize_pem()).unwrap();
+    (cert, key)
+}
+
+#[test]
+fn an_https_nginx_logs_exactly_what_each_arm_forwarded() {
+    let _one = LOAD.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = tempdir("proxy-nginx-tls");
+    let (cert, key) = self_signed(&dir);
+    let nginx = Nginx::tls(dir.join("nginx"), &cert, &key);
+    assert!(nginx.url().starts_with("https://"));
+    // Trusted through target_ca, relative to the scenario's directory.
+    let scen = scenario_with(&dir, &nginx.url(), "target_ca = \"cert.pem\"");
+    let o = herd(&["bench", scen.to_str().unwrap(), "--json", "-", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    check_counts(&v, &nginx.access_log(), &nginx.url());
+
+    // target_insecure: trusted without a CA, still counted line for line.
+    let before = nginx.access_log().len();
+    let scen = scenario_with(&dir, &nginx.url(), "target_insecure = true");
+    let o = herd(&[
+        "bench",
+        scen.to_str().unwrap(),
+        "--arm",
+        "undici",
+        "--requests",
+        "100",
+        "--json",
+        "-",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    let a = common::arm(&v, "undici");
+    let logged = nginx.access_log().len() - before;
+    assert_eq!(num(a, "target_requests"), logged as u64, "{a}");
+    assert_eq!(a["target_status"]["2xx"].as_u64(), Some(logged as u64));
+
+    // The system's store does not know this certificate: exit 2 before anything is sent.
+    let before = nginx.access_log().len();
+    let o = herd(&[
+        "bench",
+        "seed-quick",
+        "--requests",
+        "20",
+        "--target",
+        &nginx.url(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("no TLS client"), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("target {}", nginx.url())), "{e}");
+    assert!(e.contains("target_ca"), "says what to do: {e}");
+    assert!(e.contains("nothing was sent"), "{e}");
+    assert_eq!(
+        nginx.access_log().len(),
+        before,
+        "the handshake check sends no request"
+    );
 }
 
 #[test]

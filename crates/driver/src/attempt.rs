@@ -86,9 +86,20 @@ impl HttpClient {
         max_connections: usize,
         timeout: Option<Duration>,
     ) -> std::io::Result<Self> {
+        Self::with_tls(uri, max_connections, timeout, None)
+    }
+
+    /// [`HttpClient::new`] for an `https://` `uri` too, trusting what `tls` trusts (for
+    /// herd's own front, [`herd_upstream::tls::FrontTls::client_config`]).
+    pub fn with_tls(
+        uri: http::Uri,
+        max_connections: usize,
+        timeout: Option<Duration>,
+        tls: Option<Arc<rustls::ClientConfig>>,
+    ) -> std::io::Result<Self> {
         let origin = uri.path_and_query().map_or("/", |p| p.as_str()).into();
         Ok(HttpClient {
-            pool: Pool::new(&uri)?,
+            pool: Pool::new(&uri, tls)?,
             h2: None,
             slots: Arc::new(Semaphore::new(max_connections)),
             origin,

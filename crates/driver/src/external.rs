@@ -42,6 +42,30 @@ pub async fn arm_command(
     arm: &Arm,
     url: &str,
 ) -> Result<ArmCommand, ExternalError> {
+    arm_command_trusting(scenario, arm, url, None).await
+}
+
+/// [`arm_command`] for an `https://` `url` whose certificates are in the PEM file `ca`:
+/// the adapter's environment names it in [`herd_adapters::CA_FILE_ENV`] and in the
+/// variables each runtime reads on its own (see [`herd_adapters::ArmCommand::trusting`]).
+pub async fn arm_command_trusting(
+    scenario: &Scenario,
+    arm: &Arm,
+    url: &str,
+    ca: Option<&std::path::Path>,
+) -> Result<ArmCommand, ExternalError> {
+    let cmd = arm_command_plain(scenario, arm, url).await?;
+    Ok(match ca {
+        Some(ca) => cmd.trusting(ca),
+        None => cmd,
+    })
+}
+
+async fn arm_command_plain(
+    scenario: &Scenario,
+    arm: &Arm,
+    url: &str,
+) -> Result<ArmCommand, ExternalError> {
     let opts = AdapterOptions {
         url: url.to_owned(),
         method: scenario.load.method.as_str().to_owned(),
@@ -79,10 +103,18 @@ pub fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
-/// Starts `arm`'s adapter aimed at `url` and waits for its handshake (setting it up
-/// first if needed). Prints the command line on stderr.
-pub(super) async fn start(scenario: &Scenario, arm: &Arm, url: &str) -> io::Result<Started> {
-    let cmd = arm_command(scenario, arm, url).await.map_err(fail)?;
+/// Starts `arm`'s adapter aimed at `url` (trusting the certificates in `ca` for an HTTPS
+/// front) and waits for its handshake (setting it up first if needed). Prints the command
+/// line on stderr.
+pub(super) async fn start(
+    scenario: &Scenario,
+    arm: &Arm,
+    url: &str,
+    ca: Option<&std::path::Path>,
+) -> io::Result<Started> {
+    let cmd = arm_command_trusting(scenario, arm, url, ca)
+        .await
+        .map_err(fail)?;
     let command = cmd.argv();
     eprintln!("herd: arm {}: {}", arm.id, shell_words(&command));
     let client = cmd.client().to_owned();

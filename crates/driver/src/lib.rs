@@ -54,6 +54,7 @@ pub mod peers;
 mod plain;
 mod pool;
 mod stop;
+mod stream;
 mod tally;
 mod thread;
 mod wire;
@@ -61,7 +62,7 @@ mod wire;
 pub use attempt::{Call, HttpClient};
 pub use direct::Direct;
 pub use engine::{rounds, run_arms, Partial, RunError, RunOptions};
-pub use external::{arm_command, shell_words};
+pub use external::{arm_command, arm_command_trusting, shell_words};
 pub use lag::Lag;
 use peers::{Peer, PeerOptions};
 pub use stop::{CancellationToken, Stop};
@@ -72,7 +73,8 @@ use herd_scenario::{
     ArmClient, ArmFacts, ArmReport, BreakerReport, Demand, HedgingReport, Recorder, Scenario,
     ServerCounts, TargetCounts,
 };
-use herd_upstream::{Stats, UpstreamServer};
+use herd_upstream::tls::FrontTls;
+use herd_upstream::{Options, Stats, UpstreamServer};
 use logical::logical;
 use std::io;
 use std::net::SocketAddr;
@@ -180,11 +182,22 @@ pub async fn run_arm(
     }
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
     let bound = UpstreamServer::bind(listen).await?;
-    let url = format!("http://{}/", bound.local_addr());
-    let Some(ready) = prepare_or_stop(scenario, index, &url, &stop).await? else {
+    // `[upstream] tls`: the front serves HTTPS and the arm's client trusts its certificate
+    // (a self-signed one is made for this arm; `tls` holds its file until the arm is done).
+    let tls = match &scenario.upstream.tls {
+        Some(spec) => Some(FrontTls::new(spec).map_err(io::Error::other)?),
+        None => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://{}/", bound.local_addr());
+    let Some(ready) = prepare_or_stop(scenario, index, &url, tls.as_ref(), &stop).await? else {
         return Ok(None);
     };
-    let upstream = bound.serve(front(scenario, index), scenario.seed);
+    let options = Options {
+        tls: tls.clone(),
+        ..Options::default()
+    };
+    let upstream = bound.serve_with(front(scenario, index), scenario.seed, options);
     tracing::info!(arm = %scenario.arms[index].id, "client ready; the clock starts");
     let ticker = progress
         .clone()
@@ -250,7 +263,7 @@ async fn drive_from_now(
     progress: Option<Progress>,
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
-    let Some(ready) = prepare_or_stop(scenario, index, url, &stop).await? else {
+    let Some(ready) = prepare_or_stop(scenario, index, url, None, &stop).await? else {
         return Ok(None);
     };
     tracing::info!(arm = %scenario.arms[index].id, %url, "client ready; the clock starts");
@@ -266,12 +279,13 @@ async fn prepare_or_stop(
     scenario: &Scenario,
     index: usize,
     url: &str,
+    tls: Option<&FrontTls>,
     stop: &Stop,
 ) -> io::Result<Option<Ready>> {
     tokio::select! {
         biased;
         () = stop.cancelled() => Ok(None),
-        ready = prepare(scenario, index, url) => ready.map(Some),
+        ready = prepare(scenario, index, url, tls) => ready.map(Some),
     }
 }
 
@@ -297,20 +311,30 @@ enum Ready {
     External(external::Started),
 }
 
-/// Builds arm `index`'s client for `url`: everything that may take time before the first
-/// request can go out.
-async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Ready> {
+/// Builds arm `index`'s client for `url` (an HTTPS front's with `tls`): everything that
+/// may take time before the first request can go out.
+async fn prepare(
+    scenario: &Scenario,
+    index: usize,
+    url: &str,
+    tls: Option<&FrontTls>,
+) -> io::Result<Ready> {
     let arm = &scenario.arms[index];
     Ok(match &arm.client {
-        ArmClient::External(_) | ArmClient::Command(_) => {
-            Ready::External(external::start(scenario, arm, url).await?)
-        }
+        ArmClient::External(_) | ArmClient::Command(_) => Ready::External(
+            external::start(scenario, arm, url, tls.map(FrontTls::trust_file)).await?,
+        ),
         ArmClient::Replica(strategy) => {
             let uri: http::Uri = url.parse().map_err(io::Error::other)?;
-            let client = HttpClient::new(
+            let trust = tls
+                .map(FrontTls::client_config)
+                .transpose()
+                .map_err(io::Error::other)?;
+            let client = HttpClient::with_tls(
                 uri.clone(),
                 scenario.client.pool_max_connections,
                 scenario.client.attempt_timeout,
+                trust,
             )?
             .speaking(
                 &uri,
@@ -354,6 +378,12 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
                 },
             }
         }
+        ArmClient::Rust(_) if tls.is_some() => {
+            return Err(io::Error::other(format!(
+                "arm {}: {}",
+                arm.id, RUST_PEERS_PLAIN_ONLY
+            )))
+        }
         ArmClient::Rust(kind) => {
             let opts = PeerOptions {
                 url: url.to_owned(),
@@ -368,6 +398,11 @@ async fn prepare(scenario: &Scenario, index: usize, url: &str) -> io::Result<Rea
         }
     })
 }
+
+/// Why a Rust peer arm cannot run against an HTTPS front (`herd bench` says so at start).
+pub const RUST_PEERS_PLAIN_ONLY: &str =
+    "herd's Rust peer clients (reqwest, tower, failsafe, backon) speak plain HTTP only in this \
+     build; with [upstream] tls use a replica or a client in another program";
 
 impl Ready {
     /// Drives the arm against a running upstream whose epoch is the run's t = 0.

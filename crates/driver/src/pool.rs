@@ -22,7 +22,13 @@
 //! yet (see [`super::thread`]). A cold connection joins the loop of the first request
 //! that takes it, and a lane's pool can be handed its share of them
 //! ([`Pool::with_cold_share`]).
+//!
+//! Against an HTTPS front (`[upstream] tls`) each new connection does its TLS handshake
+//! when it is opened, inside the attempt that opened it, as a real client's does. A cold
+//! connection is a TCP connection only: its handshake happens when a request first takes
+//! it, after the clock has started (the TLS state cannot move between event loops).
 
+use super::stream::{Stream, Tls};
 use super::wire::{Answer, Wire, WireError};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -49,6 +55,8 @@ pub(super) struct Pool {
     idle: Mutex<Vec<Wire>>,
     /// Opened before the clock started, not yet taken by any request.
     cold: Mutex<Vec<std::net::TcpStream>>,
+    /// HTTPS: how to do the handshake on a new connection.
+    tls: Option<Tls>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -58,12 +66,23 @@ impl std::fmt::Debug for Pool {
 }
 
 impl Pool {
-    /// A pool for `uri`'s origin (`http` only; port 80 by default).
-    pub fn new(uri: &http::Uri) -> io::Result<Arc<Pool>> {
+    /// A pool for `uri`'s origin: `http`, or `https` with `tls` (the client configuration
+    /// trusting the server); port 80 or 443 by default.
+    pub fn new(uri: &http::Uri, tls: Option<Arc<rustls::ClientConfig>>) -> io::Result<Arc<Pool>> {
         let host = uri
             .host()
             .ok_or_else(|| io::Error::other(format!("{uri}: no host")))?;
-        let port = uri.port_u16().unwrap_or(80);
+        let https = uri.scheme_str() == Some("https");
+        let tls = match (https, tls) {
+            (false, _) => None,
+            (true, Some(config)) => Some(Tls::new(config, host)?),
+            (true, None) => {
+                return Err(io::Error::other(format!(
+                    "{uri}: an https URL needs the certificates to trust"
+                )))
+            }
+        };
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         let authority = uri
             .authority()
             .map_or_else(|| host.to_owned(), |a| a.as_str().to_owned());
@@ -72,6 +91,7 @@ impl Pool {
             host: authority,
             idle: Mutex::new(Vec::new()),
             cold: Mutex::new(Vec::new()),
+            tls,
         }))
     }
 
@@ -85,6 +105,7 @@ impl Pool {
             host: self.host.clone(),
             idle: Mutex::new(Vec::new()),
             cold: Mutex::new(cold.split_off(keep)),
+            tls: self.tls.clone(),
         })
     }
 
@@ -147,7 +168,13 @@ impl Pool {
             let mut wire = match idle {
                 Some(wire) => wire,
                 None => match self.warm_one() {
-                    Some(wire) => wire.map_err(PoolError::Connect)?,
+                    Some(tcp) => {
+                        let tcp = tcp.map_err(PoolError::Connect)?;
+                        match &self.tls {
+                            None => Wire::new(Stream::Plain(tcp)),
+                            Some(tls) => return self.handshake(tls, tcp).await,
+                        }
+                    }
                     None => return self.connect().await,
                 },
             };
@@ -158,9 +185,9 @@ impl Pool {
     }
 
     /// A cold connection, joined to this thread's loop.
-    fn warm_one(&self) -> Option<io::Result<Wire>> {
+    fn warm_one(&self) -> Option<io::Result<TcpStream>> {
         let stream = lock(&self.cold).pop()?;
-        Some(TcpStream::from_std(stream).map(Wire::new))
+        Some(TcpStream::from_std(stream))
     }
 
     async fn connect(&self) -> Result<Wire, PoolError> {
@@ -168,7 +195,18 @@ impl Pool {
             .await
             .map_err(PoolError::Connect)?;
         stream.set_nodelay(true).map_err(PoolError::Connect)?;
-        Ok(Wire::new(stream))
+        match &self.tls {
+            None => Ok(Wire::new(Stream::Plain(stream))),
+            Some(tls) => self.handshake(tls, stream).await,
+        }
+    }
+
+    /// The TLS handshake on a new connection; a failed one is a failed connect.
+    async fn handshake(&self, tls: &Tls, tcp: TcpStream) -> Result<Wire, PoolError> {
+        tls.connect(tcp)
+            .await
+            .map(Wire::new)
+            .map_err(PoolError::Connect)
     }
 }
 

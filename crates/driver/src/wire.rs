@@ -12,8 +12,10 @@
 //! skipped); `Content-Length`; otherwise until the server closes. It never re-sends
 //! anything, so there is no hidden retry.
 
+use super::stream::Stream;
 use std::io;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+#[cfg(test)]
 use tokio::net::TcpStream;
 
 /// The most bytes of one response head (or chunk line, or trailer section) held before
@@ -70,7 +72,7 @@ struct Head {
 /// One open connection and the bytes read from it but not yet used.
 #[derive(Debug)]
 pub(super) struct Wire {
-    stream: TcpStream,
+    stream: Stream,
     buf: Vec<u8>,
     start: usize,
     end: usize,
@@ -78,7 +80,7 @@ pub(super) struct Wire {
 }
 
 impl Wire {
-    pub fn new(stream: TcpStream) -> Wire {
+    pub fn new(stream: Stream) -> Wire {
         Wire {
             stream,
             buf: vec![0; BUF],
@@ -92,8 +94,7 @@ impl Wire {
     /// nor sent anything unasked. Costs no system call unless the socket was reported
     /// readable (tokio keeps its readiness).
     pub fn usable(&mut self) -> bool {
-        let mut probe = [0u8; 1];
-        matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+        self.stream.idle_and_open()
     }
 
     /// Sends `method target` with `host` and the request id header, reads the response
@@ -108,6 +109,9 @@ impl Wire {
     ) -> Result<(Answer, bool), WireError> {
         write_request(&mut self.out, method, target, host, id_header);
         self.stream.write_all(&self.out).await?;
+        if matches!(self.stream, Stream::Tls(_)) {
+            self.stream.flush().await?;
+        }
         let head = loop {
             let head = self.read_head().await?;
             if !head.informational {
@@ -412,7 +416,7 @@ mod tests {
             }
             req
         });
-        let wire = Wire::new(TcpStream::connect(addr).await.unwrap());
+        let wire = Wire::new(Stream::Plain(TcpStream::connect(addr).await.unwrap()));
         (wire, server)
     }
 
@@ -576,7 +580,7 @@ mod tests {
                 }
             }
         });
-        let mut w = Wire::new(TcpStream::connect(addr).await.unwrap());
+        let mut w = Wire::new(Stream::Plain(TcpStream::connect(addr).await.unwrap()));
         let r = w.exchange("GET", "/", "h", ("x-herd-request-id", 1)).await;
         assert!(matches!(r, Err(WireError::Malformed(_))), "{r:?}");
         assert!(w.buf.len() <= MAX_HEAD);
@@ -592,7 +596,7 @@ mod tests {
             .unwrap();
         assert!(reusable);
         // The server has closed; once the runtime has seen it, the connection is not usable.
-        w.stream.readable().await.unwrap();
+        w.stream.tcp().readable().await.unwrap();
         assert!(!w.usable());
     }
 }

@@ -332,6 +332,7 @@ mod tests {
             target: None,
             dialect: Default::default(),
             protocol: Default::default(),
+            tls: None,
         }
     }
 

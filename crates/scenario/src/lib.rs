@@ -36,6 +36,7 @@ mod strategy_spec;
 pub mod table;
 pub mod target;
 pub mod target_counts;
+pub mod tls;
 pub mod trace;
 
 pub use arrival::Arrivals;
@@ -64,3 +65,4 @@ pub use seeds::{ArmSeed, Seeds};
 pub use shard::{Shard, ShardError};
 pub use target::{Target, TargetUrl};
 pub use target_counts::{TargetCounts, TargetOutcome};
+pub use tls::{ServeTls, TargetTrust};

@@ -205,6 +205,9 @@ pub struct Upstream {
     /// What the upstream speaks: HTTP/1.1, h2c, or gRPC over h2c with its fates answered
     /// as gRPC statuses (see [`crate::protocol`]).
     pub protocol: crate::Protocol,
+    /// `tls = "self-signed"`, or `tls_cert` and `tls_key`: herd's front serves HTTPS on
+    /// a socket (see [`crate::tls`]); `None` serves plain HTTP. The simulator ignores it.
+    pub tls: Option<crate::ServeTls>,
 }
 
 impl Upstream {
@@ -228,6 +231,7 @@ impl Upstream {
             target: None,
             dialect: Default::default(),
             protocol: Default::default(),
+            tls: None,
         }
     }
 }

@@ -84,6 +84,7 @@ mod grpc;
 mod hops;
 mod rate_limit;
 mod target;
+mod tls;
 
 impl Check<'_> {
     fn err(&self, path: &[Seg], message: impl Into<String>) -> ScenarioError {
@@ -362,6 +363,7 @@ impl Check<'_> {
             }
         };
         let target = self.target(at, &u)?;
+        let tls = self.serve_tls(at, &u)?;
         let dialect = match u.dialect.as_deref() {
             None => crate::Dialect::Plain,
             Some(name) => crate::Dialect::from_name(name).ok_or_else(|| {
@@ -419,6 +421,7 @@ impl Check<'_> {
             target,
             dialect,
             protocol,
+            tls,
         })
     }
 

@@ -154,6 +154,11 @@ pub(crate) struct RawUpstream {
     pub answer_timeout_ms: Option<f64>,
     pub settle_ms: Option<f64>,
     pub calibrated: Option<String>,
+    pub tls: Option<String>,
+    pub tls_cert: Option<String>,
+    pub tls_key: Option<String>,
+    pub target_ca: Option<String>,
+    pub target_insecure: Option<bool>,
 }
 
 impl Default for RawUpstream {
@@ -178,6 +183,11 @@ impl Default for RawUpstream {
             answer_timeout_ms: None,
             settle_ms: None,
             calibrated: None,
+            tls: None,
+            tls_cert: None,
+            tls_key: None,
+            target_ca: None,
+            target_insecure: None,
         }
     }
 }

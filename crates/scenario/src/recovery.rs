@@ -57,6 +57,7 @@ mod tests {
             target: None,
             dialect: Default::default(),
             protocol: Default::default(),
+            tls: None,
         }
     }
 

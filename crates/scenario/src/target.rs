@@ -13,6 +13,7 @@
 //! The simulator has no target: it simulates the model's workers, queue and service time
 //! whether or not a target is named.
 
+use crate::tls::TargetTrust;
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
@@ -187,6 +188,12 @@ pub struct Target {
     /// simulator and `herd tune`; on a socket the target answers for itself and the front
     /// leaves the model out. `None`: the model is not the target's.
     pub calibrated: Option<String>,
+    /// What the front trusts on an `https://` target (`target_ca`, `target_insecure`);
+    /// meaningless for `http://`.
+    ///
+    /// # Default
+    /// [`TargetTrust::System`], the system's certificate store.
+    pub trust: TargetTrust,
 }
 
 impl Target {
@@ -199,6 +206,7 @@ impl Target {
             settle: DEFAULT_SETTLE,
             arm: None,
             calibrated: None,
+            trust: TargetTrust::System,
         }
     }
 }

@@ -13,6 +13,9 @@
 //! preface picks it) and HTTP/1.1 on the same port, so curl and `/__herd/stats` still work.
 //! HTTP/2 requests run as hyper's stream tasks, one per request, and a reset is that
 //! stream's `RST_STREAM` ([`crate::handler`]); the TCP reset above stays HTTP/1.1's.
+//!
+//! With `[upstream] tls` the first bytes are a TLS handshake ([`crate::tls`]), and hyper
+//! serves the TLS stream instead; a reset still closes the TCP socket under it with an RST.
 
 use super::options::Options;
 use crate::handler;
@@ -38,8 +41,11 @@ pub(crate) struct Http {
     builder: http1::Builder,
     /// For an HTTP/2 protocol: HTTP/2 with prior knowledge, and HTTP/1.1 beside it.
     auto: Option<auto::Builder<TokioExecutor>>,
-    /// A new connection must send its first byte within this (the header-read timeout).
+    /// A new connection must send its first byte within this (the header-read timeout);
+    /// a TLS handshake must also be done within it.
     first_byte: Duration,
+    /// Serve HTTPS with this: `[upstream] tls`.
+    tls: Option<crate::tls::FrontTls>,
 }
 
 impl Http {
@@ -75,6 +81,7 @@ impl Http {
             builder,
             auto,
             first_byte: options.header_read_timeout,
+            tls: options.tls.clone(),
         }
     }
 }
@@ -92,14 +99,34 @@ pub(crate) async fn serve(stream: TcpStream, shared: Arc<Shared>, http: Arc<Http
         Ok(Err(e)) => return tracing::debug!("connection failed before its first byte: {e}"),
         Err(_) => return tracing::debug!("connection silent for {:?}: closed", http.first_byte),
     }
+    if let Some(tls) = &http.tls {
+        if let Some(stream) = tls.accept(stream, http.first_byte).await {
+            Box::pin(serve_http(stream, shared, http)).await;
+        }
+        return;
+    }
     Box::pin(serve_http(stream, shared, http)).await;
 }
 
-async fn serve_http(stream: TcpStream, shared: Arc<Shared>, http: Arc<Http>) {
-    if let Err(e) = stream.set_nodelay(true) {
+/// A stream hyper can serve that sits on a TCP socket, which a reset closes with an RST.
+pub(crate) trait Socket:
+    tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static
+{
+    /// The TCP socket under the stream.
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl Socket for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+async fn serve_http<S: Socket>(stream: S, shared: Arc<Shared>, http: Arc<Http>) {
+    if let Err(e) = stream.tcp().set_nodelay(true) {
         tracing::debug!("cannot set TCP_NODELAY: {e}");
     }
-    let peer = stream.peer_addr().ok().map(|a| a.ip());
+    let peer = stream.tcp().peer_addr().ok().map(|a| a.ip());
     let reset = Arc::new(Reset::default());
     let io = Io {
         stream: TokioIo::new(stream),
@@ -150,16 +177,16 @@ impl Reset {
 }
 
 /// The stream hyper serves, which closes with an RST when its connection's [`Reset`] fired.
-struct Io {
-    stream: TokioIo<TcpStream>,
+struct Io<S: Socket> {
+    stream: TokioIo<S>,
     reset: Arc<Reset>,
 }
 
-impl Drop for Io {
+impl<S: Socket> Drop for Io<S> {
     fn drop(&mut self) {
         if self.reset.fired.load(Ordering::Acquire) {
             if let Err(e) =
-                socket2::SockRef::from(self.stream.inner()).set_linger(Some(Duration::ZERO))
+                socket2::SockRef::from(self.stream.inner().tcp()).set_linger(Some(Duration::ZERO))
             {
                 tracing::warn!("cannot set SO_LINGER=0, the reset will be a FIN: {e}");
             }
@@ -167,7 +194,7 @@ impl Drop for Io {
     }
 }
 
-impl Read for Io {
+impl<S: Socket> Read for Io<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -177,7 +204,7 @@ impl Read for Io {
     }
 }
 
-impl Write for Io {
+impl<S: Socket> Write for Io<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

@@ -18,6 +18,11 @@
 //! streamed both ways, never buffered. With a known arm, [`ARM_HEADER`] names it, so the
 //! service's logs can tell arms apart.
 //!
+//! An `https://` target is reached through rustls ([`crate::tls::target_config`]): the
+//! system's certificates by default, `target_ca` or `target_insecure` when the scenario
+//! says, SNI and the certificate check on the target's host. A plain-HTTP target keeps
+//! hyper-util's own connector, with nothing in between.
+//!
 //! Every wait is bounded: the connect by [`Target::connect_timeout`], the answer (request
 //! sent to response head) by [`Target::answer_timeout`]. A target that refuses, times out
 //! or breaks the connection is counted as such and the client gets 502 or 504, as from any
@@ -31,8 +36,9 @@ use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Request, StatusCode, Uri, Version};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::{Client, ResponseFuture};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -55,10 +61,28 @@ const HOP_BY_HOP: [HeaderName; 5] = [
     header::TRANSFER_ENCODING,
 ];
 
+/// The keep-alive pool to the target, plain or over TLS.
+#[derive(Debug)]
+enum Pool {
+    Plain(Client<HttpConnector, Incoming>),
+    Tls(Client<HttpsConnector<HttpConnector>, Incoming>),
+}
+
+impl Pool {
+    fn request(&self, req: Request<Incoming>) -> ResponseFuture {
+        match self {
+            Pool::Plain(c) => c.request(req),
+            Pool::Tls(c) => c.request(req),
+        }
+    }
+}
+
 /// A front's way to its target: the pool and the rewriting rules.
 #[derive(Debug)]
 pub(crate) struct Forward {
-    client: Client<HttpConnector, Incoming>,
+    client: Pool,
+    /// `http` or `https`, for the URI.
+    scheme: http::uri::Scheme,
     /// `HOST:PORT`, for the URI and the `Host` field.
     authority: http::uri::Authority,
     host: HeaderValue,
@@ -72,11 +96,8 @@ pub(crate) struct Forward {
 pub struct Unsupported(pub String);
 
 impl Forward {
-    /// A pool for `target`. Only plain-HTTP targets can be forwarded to by this build.
+    /// A pool for `target` (for an `https://` one, its TLS configuration read now).
     pub(crate) fn new(target: &Target) -> Result<Forward, Unsupported> {
-        if target.url.scheme() == Scheme::Https {
-            return Err(Unsupported(https_unsupported(target)));
-        }
         let authority: http::uri::Authority = target
             .url
             .authority()
@@ -94,12 +115,30 @@ impl Forward {
         let mut connector = HttpConnector::new();
         connector.set_connect_timeout(Some(target.connect_timeout));
         connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new())
+        let mut builder = Client::builder(TokioExecutor::new());
+        builder
             .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(POOL_IDLE)
-            .build(connector);
+            .pool_idle_timeout(POOL_IDLE);
+        let (client, scheme) = match target.url.scheme() {
+            Scheme::Http => (
+                Pool::Plain(builder.build(connector)),
+                http::uri::Scheme::HTTP,
+            ),
+            Scheme::Https => {
+                let config = crate::tls::target_config(&target.trust)
+                    .map_err(|e| Unsupported(format!("target {}: {e}", target.url)))?;
+                connector.enforce_http(false);
+                let https = hyper_rustls::HttpsConnectorBuilder::new()
+                    .with_tls_config(config)
+                    .https_only()
+                    .enable_http1()
+                    .wrap_connector(connector);
+                (Pool::Tls(builder.build(https)), http::uri::Scheme::HTTPS)
+            }
+        };
         Ok(Forward {
             client,
+            scheme,
             authority,
             host,
             arm,
@@ -165,7 +204,7 @@ impl Forward {
             .map_or("/", |p| p.as_str())
             .to_owned();
         *req.uri_mut() = Uri::builder()
-            .scheme("http")
+            .scheme(self.scheme.clone())
             .authority(self.authority.clone())
             .path_and_query(path)
             .build()?;
@@ -202,42 +241,100 @@ impl Forward {
     }
 }
 
+/// Why a target failed its [`preflight`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreflightError {
+    /// No TCP connection (unresolved, refused, unreachable, or not within the connect
+    /// timeout): the service is down or elsewhere.
+    Unreachable(String),
+    /// An `https://` target whose TLS setup or handshake failed (its certificate does not
+    /// verify, a `target_ca` that cannot be read, a service that does not speak TLS): the
+    /// scenario's settings do not fit the service.
+    Tls(String),
+}
+
+impl std::fmt::Display for PreflightError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PreflightError::Unreachable(s) | PreflightError::Tls(s) => f.write_str(s),
+        }
+    }
+}
+
 /// Checks, before any load is sent, that `target` accepts TCP connections (within its
-/// connect timeout). It opens one connection and closes it without a request, so the
-/// service's access log does not see it.
-pub async fn preflight(target: &Target) -> Result<(), String> {
+/// connect timeout) and, for an `https://` target, that the TLS handshake succeeds with the
+/// trust the scenario gives (certificate, name, protocol). It opens one connection and
+/// closes it without a request, so the service's access log does not see it.
+pub async fn preflight(target: &Target) -> Result<(), PreflightError> {
     let url = &target.url;
+    let tls = match url.scheme() {
+        Scheme::Http => None,
+        Scheme::Https => {
+            let mut config = crate::tls::target_config(&target.trust)
+                .map_err(|e| PreflightError::Tls(format!("target {url}: {e}")))?;
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            let name = rustls::pki_types::ServerName::try_from(
+                url.host()
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned(),
+            )
+            .map_err(|e| PreflightError::Tls(format!("target {url}: {e}")))?;
+            Some((tokio_rustls::TlsConnector::from(Arc::new(config)), name))
+        }
+    };
     let connect = async {
         let addrs: Vec<_> = tokio::net::lookup_host(url.authority())
             .await
-            .map_err(|e| format!("cannot resolve {}: {e}", url.host()))?
+            .map_err(|e| {
+                PreflightError::Unreachable(format!("cannot resolve {}: {e}", url.host()))
+            })?
             .collect();
         let mut last = format!("{} resolves to no address", url.host());
         for a in addrs {
             match tokio::net::TcpStream::connect(a).await {
-                Ok(_) => return Ok(()),
+                Ok(stream) => {
+                    let Some((connector, name)) = tls.as_ref() else {
+                        return Ok(());
+                    };
+                    return match connector.connect(name.clone(), stream).await {
+                        Ok(_) => Ok(()),
+                        Err(e) => Err(PreflightError::Tls(format!(
+                            "TLS handshake with {a} failed: {}",
+                            tls_reason(&e)
+                        ))),
+                    };
+                }
                 Err(e) => last = format!("cannot connect to {a}: {e}"),
             }
         }
-        Err(last)
+        Err(PreflightError::Unreachable(last))
     };
     match tokio::time::timeout(target.connect_timeout, connect).await {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(format!("target {url}: {e}")),
-        Err(_) => Err(format!(
+        Ok(Err(PreflightError::Unreachable(e))) => {
+            Err(PreflightError::Unreachable(format!("target {url}: {e}")))
+        }
+        Ok(Err(PreflightError::Tls(e))) => Err(PreflightError::Tls(format!("target {url}: {e}"))),
+        Err(_) => Err(PreflightError::Unreachable(format!(
             "target {url}: no connection within the connect timeout ({} ms)",
             target.connect_timeout.as_millis()
-        )),
+        ))),
     }
 }
 
-/// The refusal for an https target, in one sentence.
-pub fn https_unsupported(target: &Target) -> String {
-    format!(
-        "target {}: https targets are accepted in scenarios but this build has no TLS client; \
-         put herd in front of the service's plain-HTTP address (or a local TLS-terminating sidecar)",
-        target.url
-    )
+/// A failed handshake in words: rustls's reason when there is one (an unknown issuer, a
+/// name the certificate is not for), with what to do about a certificate.
+fn tls_reason(e: &std::io::Error) -> String {
+    let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
+    match inner {
+        Some(err @ rustls::Error::InvalidCertificate(_)) => format!(
+            "{err}; name its CA with [upstream] target_ca, or for a test service set \
+             target_insecure = true"
+        ),
+        Some(other) => other.to_string(),
+        None => e.to_string(),
+    }
 }
 
 /// `Via` for a message received as `version`.

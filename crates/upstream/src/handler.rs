@@ -117,7 +117,7 @@ pub(crate) async fn handle(
             received();
             crate::precise::sleep(after).await;
             shared.record(ServerEvent::Reset, id);
-            return reset(&reset, h2).await;
+            return reset_request(&reset, h2).await;
         }
         Fate::Hold { until, answer } => {
             received();
@@ -126,7 +126,7 @@ pub(crate) async fn handle(
             match answer {
                 HoldAnswer::Reset => {
                     shared.stats.record(until, ServerEvent::Reset, id);
-                    return reset(&reset, h2).await;
+                    return reset_request(&reset, h2).await;
                 }
                 HoldAnswer::Status503 => {
                     shared.stats.record(until, ServerEvent::Error503, id);
@@ -140,7 +140,7 @@ pub(crate) async fn handle(
                 Admission::Shed => {
                     shared.record(ServerEvent::Shed, id);
                     match shared.config.shed {
-                        Shed::Reset => return reset(&reset, h2).await,
+                        Shed::Reset => return reset_request(&reset, h2).await,
                         Shed::Status503 => shared.shed(grpc),
                     }
                 }
@@ -189,7 +189,7 @@ impl std::error::Error for ResetStream {}
 /// Resets the request: on HTTP/2 its stream ([`ResetStream`]); on HTTP/1.1 its connection,
 /// by asking the connection task for an RST, and never completes (the task drops this
 /// future).
-async fn reset(trigger: &Reset, h2: bool) -> Result<Reply, ResetStream> {
+async fn reset_request(trigger: &Reset, h2: bool) -> Result<Reply, ResetStream> {
     if h2 {
         return Err(ResetStream);
     }

@@ -69,8 +69,9 @@ mod server;
 mod shared;
 mod signal;
 mod stats;
+pub mod tls;
 
-pub use forward::{https_unsupported, preflight};
+pub use forward::{preflight, PreflightError};
 pub use options::{Admin, AdminToken, BadToken, Options};
 pub use server::run;
 pub use signal::serve_until_signal;

@@ -33,6 +33,11 @@ pub struct Options {
     /// # Default
     /// None.
     pub admin_token: Option<AdminToken>,
+    /// Serve HTTPS with this certificate (`[upstream] tls`); see [`crate::tls`].
+    ///
+    /// # Default
+    /// None: plain HTTP.
+    pub tls: Option<crate::tls::FrontTls>,
 }
 
 impl Default for Options {
@@ -41,6 +46,7 @@ impl Default for Options {
             header_read_timeout: Duration::from_secs(60),
             max_header_bytes: 32 * 1024,
             admin_token: None,
+            tls: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 /// Serves `listen` until SIGINT or SIGTERM (Ctrl-C off Unix).
 ///
-/// Prints `listening on http://ADDR` as the first stdout line, flushed, once the socket is
+/// Prints `listening on http://ADDR` (`https://` with [`Options::tls`]) as the first stdout line, flushed, once the socket is
 /// bound and the signal handlers are installed, so a script can wait for that line and
 /// then connect. The epoch (t = 0 for incidents) is that moment.
 pub async fn serve_until_signal(
@@ -23,9 +23,14 @@ pub async fn serve_until_signal(
     let addr = listener.local_addr()?;
     let stop = stop_signal()?;
     let epoch = Instant::now();
+    let scheme = if options.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     {
         let mut out = io::stdout().lock();
-        writeln!(out, "listening on http://{addr}")?;
+        writeln!(out, "listening on {scheme}://{addr}")?;
         out.flush()?;
     }
     run(

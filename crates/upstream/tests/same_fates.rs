@@ -72,6 +72,7 @@ fn config() -> sc::Upstream {
         target: None,
         dialect: Default::default(),
         protocol: Default::default(),
+        tls: None,
     }
 }
 

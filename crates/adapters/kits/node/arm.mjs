@@ -16,6 +16,7 @@
 // stdout carries the protocol only; anything for humans goes to stderr.
 
 import http from 'node:http';
+import https from 'node:https';
 import { Agent, RetryAgent } from 'undici';
 import axios from 'axios';
 import axiosRetry, {
@@ -226,8 +227,12 @@ function axiosClient({ client, target, method, pool, timeoutMs, options }, { war
   const shouldResetTimeout = options.shouldResetTimeout ?? false;
 
   const httpAgent = new http.Agent({ keepAlive: true, maxSockets: pool });
+  // The same pool for an https:// front (herd's [upstream] tls); the CA comes from
+  // NODE_EXTRA_CA_CERTS, which herd sets.
+  const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: pool });
   const instance = axios.create({
     httpAgent,
+    httpsAgent,
     timeout: timeoutMs,
     proxy: false,
     responseType: 'text',
@@ -265,7 +270,10 @@ function axiosClient({ client, target, method, pool, timeoutMs, options }, { war
         return { ok: false, status, error, attempts: attemptsOf(err.config) };
       }
     },
-    close: () => httpAgent.destroy(),
+    close: () => {
+      httpAgent.destroy();
+      httpsAgent.destroy();
+    },
   };
 }
 

@@ -13,6 +13,7 @@
 // reads a delay of 0 as "do not retry").
 
 import http from 'node:http';
+import https from 'node:https';
 import got from 'got';
 import ky from 'ky';
 import pRetry from 'p-retry';
@@ -36,10 +37,20 @@ class CountingAgent extends http.Agent {
   }
 }
 
+// The same for an https:// front (herd's [upstream] tls).
+class CountingHttpsAgent extends https.Agent {
+  addRequest(req, options) {
+    const id = req.getHeader(REQUEST_ID_HEADER);
+    if (id !== undefined) countAttempt(id);
+    return super.addRequest(req, options);
+  }
+}
+
 export function gotClient({ pool, timeoutMs }, { warmup }) {
   const agent = new CountingAgent({ keepAlive: true, maxSockets: pool });
+  const httpsAgent = new CountingHttpsAgent({ keepAlive: true, maxSockets: pool });
   const instance = got.extend({
-    agent: { http: agent },
+    agent: { http: agent, https: httpsAgent },
     ...(timeoutMs ? { timeout: { request: timeoutMs } } : {}),
     ...(warmup ? { retry: { calculateDelay: ({ computedValue }) => Math.min(computedValue, 1) } } : {}),
   });
@@ -61,7 +72,10 @@ export function gotClient({ pool, timeoutMs }, { warmup }) {
         throw err;
       }
     },
-    close: () => agent.destroy(),
+    close: () => {
+      agent.destroy();
+      httpsAgent.destroy();
+    },
   };
 }
 

@@ -70,6 +70,20 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     let direct = target::direct(&a)?;
     if direct.is_none() {
         target::apply(&mut s.upstream, a.target.clone(), a.settle)?;
+        // Each arm's front builds its own; this reads and checks the files once, first.
+        if target::front_tls(&s.upstream, true)?.is_some() {
+            if let Some(arm) = s
+                .arms
+                .iter()
+                .find(|arm| matches!(arm.client, herd_scenario::ArmClient::Rust(_)))
+            {
+                return Err(Fail::input(anyhow!(
+                    "arm {}: {}",
+                    arm.id,
+                    herd_driver::RUST_PEERS_PLAIN_ONLY
+                )));
+            }
+        }
         if let Some(t) = &s.upstream.target {
             if !quiet {
                 eprintln!("{}", target::announce(&s, t));

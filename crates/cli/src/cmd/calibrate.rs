@@ -211,6 +211,7 @@ pub fn run(a: CalibrateArgs) -> Result<(), Fail> {
         }
         text = toml::to_string(&doc).map_err(Fail::run)?;
     }
+    let text = absolute_tls_paths(&text, &s.upstream)?;
     let calibrated =
         report::calibrated_toml(&text, &fitted.model, &note).map_err(|e| Fail::run(anyhow!(e)))?;
     herd_scenario::parse(&calibrated, "calibrated.toml")
@@ -313,5 +314,62 @@ fn measured(s: &Scenario, r: &herd_scenario::ArmReport) -> Step {
             .target_latency_ms
             .as_ref()
             .map(|t| (r.latency_ms.p50 - t.p50).max(0.0)),
+    }
+}
+
+/// `text` with the scenario's TLS files (`target_ca`, `tls_cert`, `tls_key`) as absolute
+/// paths: `calibrated.toml` is written into `--out`, where a path relative to the
+/// original scenario's directory would no longer name the file.
+fn absolute_tls_paths(text: &str, u: &herd_scenario::Upstream) -> Result<String, Fail> {
+    let mut files = vec![];
+    if let Some(herd_scenario::TargetTrust::CaFile(p)) = u.target.as_ref().map(|t| &t.trust) {
+        files.push(("target_ca", p));
+    }
+    if let Some(herd_scenario::ServeTls::Files { cert, key }) = &u.tls {
+        files.push(("tls_cert", cert));
+        files.push(("tls_key", key));
+    }
+    if files.is_empty() {
+        return Ok(text.to_owned());
+    }
+    let mut doc: toml::Table = toml::from_str(text).map_err(Fail::run)?;
+    if let Some(up) = doc.get_mut("upstream").and_then(toml::Value::as_table_mut) {
+        for (key, path) in files {
+            let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+            up.insert(
+                key.into(),
+                toml::Value::String(abs.to_string_lossy().into_owned()),
+            );
+        }
+    }
+    toml::to_string(&doc).map_err(Fail::run)
+}
+
+#[cfg(test)]
+mod tls_path_tests {
+    use super::absolute_tls_paths;
+
+    #[test]
+    fn tls_files_keep_naming_the_same_files_from_another_directory() {
+        let text = "name = \"t\"\n[upstream]\ntarget = \"https://svc:8443\"\ntarget_ca = \"ca.pem\"\n\
+                    tls_cert = \"/abs/front.pem\"\ntls_key = \"k.pem\"\n[[arms]]\nid = \"a\"\npolicy = \"none\"\n";
+        let s = herd_scenario::parse(text, "dir/s.toml").unwrap();
+        let out = absolute_tls_paths(text, &s.upstream).unwrap();
+        let again = herd_scenario::parse(&out, "elsewhere/calibrated.toml").unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            again.upstream.target.unwrap().trust,
+            herd_scenario::TargetTrust::CaFile(cwd.join("dir/ca.pem"))
+        );
+        assert_eq!(
+            again.upstream.tls,
+            Some(herd_scenario::ServeTls::Files {
+                cert: "/abs/front.pem".into(),
+                key: cwd.join("dir/k.pem"),
+            })
+        );
+        let plain = "name = \"t\"\n[[arms]]\nid = \"a\"\npolicy = \"none\"\n";
+        let s = herd_scenario::parse(plain, "dir/s.toml").unwrap();
+        assert_eq!(absolute_tls_paths(plain, &s.upstream).unwrap(), plain);
     }
 }

@@ -19,7 +19,20 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
     let seed = a.seed.unwrap_or(loaded.scenario.seed);
     let mut upstream = loaded.scenario.upstream;
     target::apply(&mut upstream, a.target.clone(), None)?;
-    let options = options(&a)?;
+    let mut options = options(&a)?;
+    options.tls = target::front_tls(&upstream, false)?;
+    if let (Some(tls), Some(spec)) = (&options.tls, &upstream.tls) {
+        match spec {
+            herd_scenario::ServeTls::SelfSigned => eprintln!(
+                "herd: serving HTTPS with a self-signed certificate for localhost, 127.0.0.1 and ::1; \
+                 clients can trust it with {} (removed when herd stops)",
+                tls.trust_file().display()
+            ),
+            herd_scenario::ServeTls::Files { cert, .. } => {
+                eprintln!("herd: serving HTTPS with the certificate in {}", cert.display())
+            }
+        }
+    }
     let rt = runtime_on(a.threads.map(usize::from))?;
     if let Some(t) = &upstream.target {
         eprintln!(

@@ -4,6 +4,7 @@
 //! lines name the herd arm (`x-herd-arm`) that sent each request. Dropped, it is killed.
 //! [`Nginx::rate_limited`] serves a static file behind `limit_req` instead (`return`
 //! answers before `limit_req` runs, so it would never limit anything).
+//! [`Nginx::tls`] serves HTTPS with a certificate the test made.
 //! A missing nginx fails the test (install it: `apt-get install nginx`, as .ci/run does).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -21,6 +22,8 @@ pub struct Nginx {
     pub addr: SocketAddr,
     /// Its prefix directory (config, logs, temp files).
     pub dir: PathBuf,
+    /// Serving HTTPS.
+    tls: bool,
 }
 
 impl Nginx {
@@ -42,9 +45,23 @@ impl Nginx {
         Nginx::with(dir, &http, &location)
     }
 
+    /// nginx answering `return 200` over HTTPS with the PEM files `cert` and `key`.
+    pub fn tls(dir: PathBuf, cert: &std::path::Path, key: &std::path::Path) -> Nginx {
+        Nginx::build(dir, "", "return 200 \"ok\\n\";", Some((cert, key)))
+    }
+
     /// nginx with `http` at the top of its `http` block and `location` as the body of
     /// `location /`.
     pub fn with(dir: PathBuf, http: &str, location: &str) -> Nginx {
+        Nginx::build(dir, http, location, None)
+    }
+
+    fn build(
+        dir: PathBuf,
+        http: &str,
+        location: &str,
+        tls: Option<(&std::path::Path, &std::path::Path)>,
+    ) -> Nginx {
         assert!(
             std::path::Path::new(NGINX).exists(),
             "{NGINX} not found: the proxy tests need Debian's nginx (apt-get install nginx)"
@@ -52,6 +69,14 @@ impl Nginx {
         std::fs::create_dir_all(dir.join("tmp")).expect("nginx dirs");
         let addr = free_port();
         let d = dir.display();
+        let listen = match tls {
+            None => format!("{addr}"),
+            Some((cert, key)) => format!(
+                "{addr} ssl;\n    ssl_certificate {};\n    ssl_certificate_key {}",
+                cert.display(),
+                key.display()
+            ),
+        };
         let conf = format!(
             "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
              error_log {d}/error.log warn;\nevents {{ worker_connections 4096; }}\n\
@@ -59,7 +84,7 @@ impl Nginx {
              log_format arm '$msec $http_x_herd_arm $status $request_method $request_uri';\n  \
              client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n  \
              uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n  keepalive_requests 1000000;\n  \
-             server {{\n    listen {addr};\n    access_log {d}/access.log arm;\n    \
+             server {{\n    listen {listen};\n    access_log {d}/access.log arm;\n    \
              location / {{ {location} }}\n  }}\n}}\n"
         );
         let conf_path = dir.join("nginx.conf");
@@ -80,6 +105,7 @@ impl Nginx {
             child: Some(child),
             addr,
             dir,
+            tls: tls.is_some(),
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect(addr).is_err() {
@@ -96,9 +122,10 @@ impl Nginx {
         n
     }
 
-    /// `http://ADDR`.
+    /// `http://ADDR` (`https://ADDR` for [`Nginx::tls`]).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The access log's lines so far: `msec arm status method uri`.

@@ -32,6 +32,19 @@ impl Check<'_> {
                     "a hop's server is simulated; only [upstream] can forward to a real target",
                 ));
             }
+            if let Some(key) = [
+                ("tls", h.server.tls.is_some()),
+                ("tls_cert", h.server.tls_cert.is_some()),
+                ("tls_key", h.server.tls_key.is_some()),
+            ]
+            .iter()
+            .find_map(|(key, set)| set.then_some(*key))
+            {
+                return Err(self.err(
+                    &under(&server_at, key),
+                    "a hop's server is simulated; only [upstream] serves TLS on a socket",
+                ));
+            }
             let server = self.upstream(&server_at, h.server)?;
             let client_at = under(&at, "client");
             let mut c = h.client;

@@ -1,10 +1,11 @@
 //! The checks for `[upstream] target` and the keys that only mean something with it
-//! (`connect_timeout_ms`, `answer_timeout_ms`, `settle_ms`).
+//! (`connect_timeout_ms`, `answer_timeout_ms`, `settle_ms`, `target_ca`, `target_insecure`).
 
 use super::{Check, R};
 use crate::raw::RawUpstream;
 use crate::span::Seg;
-use crate::target::{Target, TargetUrl};
+use crate::target::{Scheme, Target, TargetUrl};
+use crate::tls::TargetTrust;
 use std::time::Duration;
 
 impl Check<'_> {
@@ -18,6 +19,8 @@ impl Check<'_> {
                 ("answer_timeout_ms", u.answer_timeout_ms.is_some()),
                 ("settle_ms", u.settle_ms.is_some()),
                 ("calibrated", u.calibrated.is_some()),
+                ("target_ca", u.target_ca.is_some()),
+                ("target_insecure", u.target_insecure.is_some()),
             ] {
                 if set {
                     return Err(self.err(&k(key), format!("`{key}` applies only with `target`")));
@@ -47,7 +50,40 @@ impl Check<'_> {
             }
             t.calibrated = Some(c.clone());
         }
+        t.trust = self.target_trust(at, u, t.url.scheme())?;
         Ok(Some(t))
+    }
+
+    /// `target_ca` / `target_insecure`: only for an https target, and not both.
+    fn target_trust(&self, at: &[Seg], u: &RawUpstream, scheme: Scheme) -> R<TargetTrust> {
+        let k = |x| super::under(at, x);
+        let insecure = u.target_insecure.unwrap_or(false);
+        if scheme == Scheme::Http {
+            for (key, set) in [
+                ("target_ca", u.target_ca.is_some()),
+                ("target_insecure", u.target_insecure.is_some()),
+            ] {
+                if set {
+                    return Err(self.err(
+                        &k(key),
+                        format!("`{key}` applies only to an https:// target"),
+                    ));
+                }
+            }
+        }
+        match (&u.target_ca, insecure) {
+            (Some(_), true) => Err(self.err(
+                &k("target_insecure"),
+                "`target_insecure = true` trusts any certificate, so `target_ca` would do nothing; keep one",
+            )),
+            (Some(ca), false) if ca.trim().is_empty() => Err(self.err(
+                &k("target_ca"),
+                "`target_ca` names a PEM file of CA certificates; it cannot be empty",
+            )),
+            (Some(ca), false) => Ok(TargetTrust::CaFile(self.path(ca))),
+            (None, true) => Ok(TargetTrust::Insecure),
+            (None, false) => Ok(TargetTrust::System),
+        }
     }
 
     /// A wait on the target: bounded, and never 0 (which would mean no wait at all, not
