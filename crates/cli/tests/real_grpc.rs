@@ -88,15 +88,30 @@ fn within(real: f64, replica: f64) -> bool {
 fn pair(profile: &'static str, client: &'static str) {
     let dir = tempdir(&format!("real-grpc-{client}"));
     let fail = "error_rate = 1.0";
-    let retries = write(&dir, "retries.toml", scenario(30, fail, profile, client, &service_config(RETRY, "")));
-    let throttled = write(&dir, "throttled.toml", scenario(50, fail, profile, client, &service_config(RETRY, THROTTLE)));
+    let retries = write(
+        &dir,
+        "retries.toml",
+        scenario(30, fail, profile, client, &service_config(RETRY, "")),
+    );
+    let throttled = write(
+        &dir,
+        "throttled.toml",
+        scenario(50, fail, profile, client, &service_config(RETRY, THROTTLE)),
+    );
     let slow = "service_time = { dist = \"constant\", ms = 400 }";
-    let hedged = write(&dir, "hedged.toml", scenario(10, slow, profile, client, &service_config(HEDGE, "")));
+    let hedged = write(
+        &dir,
+        "hedged.toml",
+        scenario(10, slow, profile, client, &service_config(HEDGE, "")),
+    );
 
     let (replica, real) = sim_and_bench(&retries);
     assert_eq!(real["server_requests"], 120, "{client}: {real}");
     assert_eq!(replica["server_requests"], 120, "{profile}: {replica}");
-    assert_eq!(real["client_attempts"], real["server_requests"], "{client}: {real}");
+    assert_eq!(
+        real["client_attempts"], real["server_requests"],
+        "{client}: {real}"
+    );
     let mean = |v: &Value| v["server_first_retry_ms"]["mean"].as_f64().unwrap();
     let (b, r) = (mean(&real), mean(&replica));
     eprintln!("{client}: first retry {b:.1} ms, {profile} replica {r:.1} ms");
@@ -119,12 +134,18 @@ fn pair(profile: &'static str, client: &'static str) {
         replica["server_hedge_ms"],
         replica["policy"]
     );
-    assert_eq!(real["server_requests"], replica["server_requests"], "{client}");
+    assert_eq!(
+        real["server_requests"], replica["server_requests"],
+        "{client}"
+    );
     if profile == "grpc-js" {
         assert_eq!(real["server_requests"], 30);
         // The simulator's hedges go out at the delay exactly where it does not time them.
         let p50 = |v: &Value| v["server_hedge_ms"]["p50"].as_f64();
-        let (b, r) = (p50(&real).expect("hedges timed"), p50(&replica).unwrap_or(100.0));
+        let (b, r) = (
+            p50(&real).expect("hedges timed"),
+            p50(&replica).unwrap_or(100.0),
+        );
         assert!(within(b, r), "{real}\n{replica}");
     } else {
         assert_eq!(real["server_requests"], 10, "hedging ignored");

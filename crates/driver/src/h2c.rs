@@ -158,7 +158,12 @@ impl H2Pool {
         }
     }
 
-    fn request(&self, id: u64, call: &Call, previous: u32) -> Result<Request<Full<Bytes>>, http::Error> {
+    fn request(
+        &self,
+        id: u64,
+        call: &Call,
+        previous: u32,
+    ) -> Result<Request<Full<Bytes>>, http::Error> {
         let b = Request::builder().header(REQUEST_ID_HEADER, id);
         if !self.grpc {
             let path = call.path.as_deref().unwrap_or("/");

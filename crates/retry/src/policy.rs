@@ -5,7 +5,7 @@
 //! clock and RNG, so a number in a report is a number about this code.
 
 use crate::backoff::Backoff;
-use crate::classify::{Method, Outcome};
+use crate::classify::{Failure, Method, Outcome};
 use crate::grpc::{Code, Codes};
 use crate::jitter::Jitter;
 use crate::profile::Profile;
@@ -317,6 +317,10 @@ impl Policy {
         outcome: &Outcome,
         rng: &mut R,
     ) -> Decision {
+        // The throttle refused a retry as it was about to go (grpc-js): the call ends.
+        if let Outcome::Failed(Failure::Throttled) = outcome {
+            return Decision::GiveUp(GiveUp::Budget);
+        }
         if !self.retryable.contains(outcome.grpc_code()) {
             return Decision::GiveUp(GiveUp::NotRetryable);
         }
@@ -414,7 +418,11 @@ impl Policy {
             )?;
         }
         if self.hedging_ignored {
-            write!(f, ", hedgingPolicy ignored ({} does not hedge)", self.profile)?;
+            write!(
+                f,
+                ", hedgingPolicy ignored ({} does not hedge)",
+                self.profile
+            )?;
         }
         Ok(())
     }

@@ -183,9 +183,9 @@ impl Retrier {
     /// treat the attempt as `Outcome::Failed(Failure::Throttled)` and call
     /// [`Retrier::decide`] with that.
     #[inline]
-    pub fn admit<R: Rng + ?Sized>(&mut self, _req: &Request, now: Nanos, rng: &mut R) -> bool {
+    pub fn admit<R: Rng + ?Sized>(&mut self, req: &Request, now: Nanos, rng: &mut R) -> bool {
         let ok = match &mut self.budget {
-            Some(b) => b.admit(now, rng),
+            Some(b) => b.admit(now, req.state.retries > 0, rng),
             None => true,
         };
         if ok {

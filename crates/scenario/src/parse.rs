@@ -543,7 +543,9 @@ impl Check<'_> {
         if let Some(c) = a.client.clone() {
             return self.real_client(at, a, c);
         }
-        if let Some(Ok(herd_retry::Profile::Grpc(imp))) = a.policy.as_deref().map(str::parse::<herd_retry::Profile>) {
+        if let Some(Ok(herd_retry::Profile::Grpc(imp))) =
+            a.policy.as_deref().map(str::parse::<herd_retry::Profile>)
+        {
             return self.grpc_arm(at, a, imp);
         }
         if a.options.is_some() {

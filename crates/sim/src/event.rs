@@ -8,8 +8,8 @@
 
 use herd_retry::consumer::Timer;
 use herd_retry::{Failure, Outcome};
-use std::time::Duration;
 use herd_scenario::HoldAnswer;
+use std::time::Duration;
 
 /// One thing due at one instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

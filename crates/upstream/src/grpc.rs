@@ -96,7 +96,13 @@ mod tests {
         assert!(!hyper::body::Body::is_end_stream(&body));
         let data = body.frame().await.unwrap().unwrap().into_data().unwrap();
         assert_eq!(&data[..], EMPTY_MESSAGE);
-        let trailers = body.frame().await.unwrap().unwrap().into_trailers().unwrap();
+        let trailers = body
+            .frame()
+            .await
+            .unwrap()
+            .unwrap()
+            .into_trailers()
+            .unwrap();
         assert_eq!(trailers["grpc-status"], "0");
         assert_eq!(trailers[ATTEMPT_TRAILER], "2");
         assert!(body.frame().await.is_none());
@@ -119,8 +125,7 @@ mod tests {
     #[test]
     fn reads_the_attempt_number() {
         let req = |v: Option<&str>| {
-            let mut b = Request::builder()
-                .header(CONTENT_TYPE, "application/grpc+proto");
+            let mut b = Request::builder().header(CONTENT_TYPE, "application/grpc+proto");
             if let Some(v) = v {
                 b = b.header(PREVIOUS_ATTEMPTS, v);
             }

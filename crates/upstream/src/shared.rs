@@ -6,8 +6,8 @@ use crate::forward::Forward;
 use crate::options::Admin;
 use crate::reply::{text_static, worded, Reply};
 use crate::Stats;
-use herd_scenario::rate_limit::Limiter;
 use herd_scenario::protocol::pushback_ms;
+use herd_scenario::rate_limit::Limiter;
 use herd_scenario::{GrpcStatus, ServerEvent};
 use http::header::{HeaderValue, RETRY_AFTER};
 use http::StatusCode;
@@ -115,7 +115,8 @@ impl Shared {
     /// A rejection by the rate limit: its status, with its `Retry-After` when configured.
     pub(crate) fn limited(&self, grpc: Option<u64>) -> Reply {
         if let Some(attempt) = grpc {
-            let pushback = (self.config.rate_limit.as_ref()).and_then(|r| pushback_ms(r.retry_after_s));
+            let pushback =
+                (self.config.rate_limit.as_ref()).and_then(|r| pushback_ms(r.retry_after_s));
             return crate::grpc::error(GrpcStatus::LIMITED, pushback, attempt);
         }
         let Some(rule) = &self.config.rate_limit else {

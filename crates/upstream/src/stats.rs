@@ -199,9 +199,8 @@ impl Stats {
 
     /// Counts a gRPC call that had `previous` attempts before it.
     pub(crate) fn grpc_attempt(&self, previous: u64) {
-        let slot = usize::try_from(previous).map_or(GRPC_ATTEMPT_SLOTS - 1, |p| {
-            p.min(GRPC_ATTEMPT_SLOTS - 1)
-        });
+        let slot = usize::try_from(previous)
+            .map_or(GRPC_ATTEMPT_SLOTS - 1, |p| p.min(GRPC_ATTEMPT_SLOTS - 1));
         self.grpc_attempts[slot].fetch_add(1, Ordering::Relaxed);
     }
 

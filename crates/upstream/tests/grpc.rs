@@ -15,7 +15,9 @@ use tokio::net::TcpStream;
 
 async fn start(config: sc::Upstream) -> UpstreamServer {
     let listen: SocketAddr = ([127, 0, 0, 1], 0).into();
-    UpstreamServer::start(config, 1, listen).await.expect("binds")
+    UpstreamServer::start(config, 1, listen)
+        .await
+        .expect("binds")
 }
 
 async fn connect(addr: SocketAddr) -> SendRequest<Full<Bytes>> {
@@ -40,7 +42,9 @@ async fn call(
     if let Some(p) = previous {
         b = b.header("grpc-previous-rpc-attempts", p);
     }
-    let req = b.body(Full::new(Bytes::from_static(&[0, 0, 0, 0, 2, 8, 1]))).unwrap();
+    let req = b
+        .body(Full::new(Bytes::from_static(&[0, 0, 0, 0, 2, 8, 1])))
+        .unwrap();
     let resp = send.send_request(req).await?;
     assert_eq!(resp.status(), 200);
     let (parts, body) = resp.into_parts();

@@ -59,10 +59,7 @@ impl Code {
     /// from 0 to 16, as C-core, grpc-go and grpc-js all accept. grpc-js also accepts a
     /// name in any case; herd takes the strict form every implementation accepts.
     pub fn from_name(name: &str) -> Option<Code> {
-        NAMES
-            .iter()
-            .position(|n| *n == name)
-            .map(|i| Code(i as u8))
+        NAMES.iter().position(|n| *n == name).map(|i| Code(i as u8))
     }
 
     /// The gRPC code a client gives an HTTP answer without `grpc-status`, per gRPC's

@@ -20,18 +20,22 @@
 //! - only a status in `retryableStatusCodes` is retried, and a deadline never is;
 //! - `grpc-retry-pushback-ms` replaces the backoff, and the backoff after it starts again
 //!   from `initialBackoff`;
-//! - `retryThrottling`: every attempt that fails with a retryable status takes a token,
-//!   every success gives back `tokenRatio`, other failures change nothing, and a retry
-//!   goes only while the tokens are above `maxTokens / 2` ([`crate::budget::TokenBucket`]).
-//!   With {10, 0.1} and a server that fails everything, 50 calls make 4 + 49 = 53 attempts.
+//! - `retryThrottling`: every attempt that fails with a retryable status takes a token
+//!   (the last attempt's failure too), every success gives back `tokenRatio`, other
+//!   failures change nothing, and a retry goes only while the tokens are above
+//!   `maxTokens / 2` ([`crate::budget::TokenBucket`]). With {10, 0.1} and a server that
+//!   fails everything, 50 calls one after another make 4 + 49 = 53 attempts: the first
+//!   call's failures leave 9, 8, 7 (each > 5, so it retries) and 6 (its attempts are used
+//!   up), the second call's leaves 5, and no call retries again.
+//!
+//! What they do not share: C-core and grpc-go ask the bucket at the failure, grpc-js when
+//! the backoff timer fires ([`crate::budget::Check`]). When calls overlap the counts then
+//! differ: 50 calls at 10/s, 0.1 s backoff, made 54 attempts from grpcio.
 //!
 //! # What is not modelled
 //! - The throttle's **scope**: an arm is one channel in one process, where per-channel and
 //!   per-process scopes agree. A program with several channels to one target gets one
 //!   bucket per channel from grpcio and grpc-go, one in all from grpc-js.
-//! - grpc-js checks the throttle *after* the backoff timer, so a throttled call still waits
-//!   out its backoff before it fails: the same attempts, a later failure. The replica fails
-//!   it at once, as C-core and grpc-go do.
 //! - grpc-go 1.33 retries only with `GRPC_GO_RETRY=on` in its environment; the replica is
 //!   that client with it set (herd's real `go-grpc` arm sets it).
 //! - Transparent retries (a stream the server refused before its application saw it):
@@ -42,8 +46,8 @@ mod service_config;
 
 pub use code::{Code, Codes};
 pub use service_config::{
-    HedgingPolicy, MethodPolicy, RetryPolicy, ServiceConfig, ServiceConfigError,
-    DEFAULT_METHOD, DEFAULT_SERVICE, MAX_ATTEMPTS_LIMIT,
+    HedgingPolicy, MethodPolicy, RetryPolicy, ServiceConfig, ServiceConfigError, DEFAULT_METHOD,
+    DEFAULT_SERVICE, MAX_ATTEMPTS_LIMIT,
 };
 
 use crate::backoff::Backoff;
@@ -64,8 +68,9 @@ pub enum Implementation {
     /// `BackOff` jitter 0.2; `hedgingPolicy` parsed but not implemented
     /// (grpc/grpc#26566: "we're not going to support hedging for now").
     Core,
-    /// @grpc/grpc-js 1.14 (`src/retrying-call.ts`): ±20% jitter; hedging implemented
-    /// (grpc/grpc-node#2278), and its hedges never ask the throttle.
+    /// @grpc/grpc-js 1.14 (`src/retrying-call.ts`): ±20% jitter; the throttle asked when
+    /// the backoff has passed; hedging implemented (grpc/grpc-node#2278), and its hedges
+    /// never ask the throttle.
     Js,
     /// grpc-go since 1.69 (grpc/grpc-go#7869): ±20% jitter; no hedging.
     Go,
@@ -145,7 +150,12 @@ pub struct Replica {
 /// The replica of `imp` running the service config `cfg`.
 pub fn replica(imp: Implementation, cfg: &ServiceConfig) -> Replica {
     let none = Policy::new(Profile::Grpc(imp)).with_retries(0);
-    let budget = cfg.throttling.map(BudgetConfig::TokenBucket);
+    let budget = cfg.throttling.map(|t| {
+        BudgetConfig::TokenBucket(match imp {
+            Implementation::Js => t.checked_after_backoff(),
+            _ => t,
+        })
+    });
     let (policy, hedge, hedging_ignored) = match cfg.policy {
         MethodPolicy::None => (none, None, false),
         MethodPolicy::Retry(r) => (

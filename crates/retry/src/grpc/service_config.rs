@@ -128,9 +128,14 @@ impl ServiceConfig {
             };
             let policy = match (mc.get("retryPolicy"), mc.get("hedgingPolicy")) {
                 (Some(_), Some(_)) => {
-                    return bad(&at, "has both `retryPolicy` and `hedgingPolicy`; A6 allows one")
+                    return bad(
+                        &at,
+                        "has both `retryPolicy` and `hedgingPolicy`; A6 allows one",
+                    )
                 }
-                (Some(r), None) => MethodPolicy::Retry(retry_policy(&format!("{at}.retryPolicy"), r)?),
+                (Some(r), None) => {
+                    MethodPolicy::Retry(retry_policy(&format!("{at}.retryPolicy"), r)?)
+                }
                 (None, Some(h)) => {
                     MethodPolicy::Hedging(hedging_policy(&format!("{at}.hedgingPolicy"), h)?)
                 }
@@ -210,7 +215,8 @@ impl ServiceConfig {
 }
 
 fn object<'v>(path: &str, v: &'v Value) -> R<&'v serde_json::Map<String, Value>> {
-    v.as_object().map_or_else(|| bad(path, "must be an object"), Ok)
+    v.as_object()
+        .map_or_else(|| bad(path, "must be an object"), Ok)
 }
 
 fn attempts(path: &str, v: Option<&Value>) -> R<u8> {
@@ -225,10 +231,11 @@ fn attempts(path: &str, v: Option<&Value>) -> R<u8> {
         _ => None,
     };
     match n {
-        Some(n) if n.fract() == 0.0 && n >= 2.0 => {
-            Ok(n.min(f64::from(MAX_ATTEMPTS_LIMIT)) as u8)
-        }
-        _ => bad(&at, format!("must be a whole number of at least 2, got {v}")),
+        Some(n) if n.fract() == 0.0 && n >= 2.0 => Ok(n.min(f64::from(MAX_ATTEMPTS_LIMIT)) as u8),
+        _ => bad(
+            &at,
+            format!("must be a whole number of at least 2, got {v}"),
+        ),
     }
 }
 
@@ -277,10 +284,7 @@ fn codes(path: &str, v: Option<&Value>, required: bool) -> R<Codes> {
     for (i, c) in list.iter().enumerate() {
         let code = match c {
             Value::String(s) => Code::from_name(s),
-            Value::Number(n) => n
-                .as_u64()
-                .filter(|n| *n <= 16)
-                .map(|n| Code(n as u8)),
+            Value::Number(n) => n.as_u64().filter(|n| *n <= 16).map(|n| Code(n as u8)),
             _ => None,
         };
         match code {

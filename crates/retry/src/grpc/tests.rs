@@ -22,14 +22,20 @@ fn unavailable() -> Outcome {
     Outcome::grpc(Code::UNAVAILABLE.0, None)
 }
 
-/// The waits of one call whose every attempt ends in `outcome`, and how it ended.
+/// The waits before the retries one call sent, its every attempt ending in `outcome`, and
+/// how it ended (a retry the throttle refused as it was about to go was not sent).
 fn waits(r: &mut Retrier, outcome: Outcome, rng: &mut Pcg64Mcg) -> (Vec<u128>, Decision) {
     let now = Nanos::ZERO;
     let mut req = r.begin(now);
     let mut out = vec![];
     loop {
-        assert!(r.admit(&req, now, rng));
-        match r.decide(&mut req, Method::Post, &outcome, now, rng) {
+        let ended = if r.admit(&req, now, rng) {
+            outcome.clone()
+        } else {
+            out.pop();
+            Outcome::Failed(Failure::Throttled)
+        };
+        match r.decide(&mut req, Method::Post, &ended, now, rng) {
             Decision::Retry { after } => out.push(after.as_millis()),
             d => return (out, d),
         }
@@ -63,28 +69,45 @@ fn refuses_what_a_channel_refuses() {
         Err(ServiceConfigError::Invalid { path: p, .. }) => assert_eq!(p, path, "{json}"),
         other => panic!("{json}: {other:?}"),
     };
-    let rp = |body: &str| format!(r#"{{"methodConfig":[{{"name":[{{}}],"retryPolicy":{{{body}}}}}]}}"#);
+    let rp =
+        |body: &str| format!(r#"{{"methodConfig":[{{"name":[{{}}],"retryPolicy":{{{body}}}}}]}}"#);
     let ok = r#""initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]"#;
-    bad(&rp(&format!(r#""maxAttempts":1,{ok}"#)), "methodConfig[0].retryPolicy.maxAttempts");
-    bad(&rp(&format!(r#""maxAttempts":2.5,{ok}"#)), "methodConfig[0].retryPolicy.maxAttempts");
     bad(
-        &rp(r#""maxAttempts":3,"initialBackoff":"100ms","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]"#),
+        &rp(&format!(r#""maxAttempts":1,{ok}"#)),
+        "methodConfig[0].retryPolicy.maxAttempts",
+    );
+    bad(
+        &rp(&format!(r#""maxAttempts":2.5,{ok}"#)),
+        "methodConfig[0].retryPolicy.maxAttempts",
+    );
+    bad(
+        &rp(
+            r#""maxAttempts":3,"initialBackoff":"100ms","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]"#,
+        ),
         "methodConfig[0].retryPolicy.initialBackoff",
     );
     bad(
-        &rp(r#""maxAttempts":3,"initialBackoff":"0s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]"#),
+        &rp(
+            r#""maxAttempts":3,"initialBackoff":"0s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]"#,
+        ),
         "methodConfig[0].retryPolicy.initialBackoff",
     );
     bad(
-        &rp(r#""maxAttempts":3,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":[]"#),
+        &rp(
+            r#""maxAttempts":3,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":[]"#,
+        ),
         "methodConfig[0].retryPolicy.retryableStatusCodes",
     );
     bad(
-        &rp(r#""maxAttempts":3,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["unavailable"]"#),
+        &rp(
+            r#""maxAttempts":3,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["unavailable"]"#,
+        ),
         "methodConfig[0].retryPolicy.retryableStatusCodes[0]",
     );
     bad(
-        &rp(r#""maxAttempts":3,"initialBackoff":"0.1s","maxBackoff":"1s","retryableStatusCodes":[14]"#),
+        &rp(
+            r#""maxAttempts":3,"initialBackoff":"0.1s","maxBackoff":"1s","retryableStatusCodes":[14]"#,
+        ),
         "methodConfig[0].retryPolicy.backoffMultiplier",
     );
     bad(
@@ -95,7 +118,10 @@ fn refuses_what_a_channel_refuses() {
         r#"{"methodConfig":[{"name":[{"method":"Get"}]}]}"#,
         "methodConfig[0].name[0]",
     );
-    bad(r#"{"retryThrottling":{"maxTokens":0,"tokenRatio":0.1}}"#, "retryThrottling");
+    bad(
+        r#"{"retryThrottling":{"maxTokens":0,"tokenRatio":0.1}}"#,
+        "retryThrottling",
+    );
     assert!(matches!(
         ServiceConfig::parse("{methodConfig"),
         Err(ServiceConfigError::Json(_))
@@ -110,7 +136,10 @@ fn refuses_what_a_channel_refuses() {
     };
     assert_eq!(r.max_attempts, 5);
     assert_eq!(r.initial_backoff, Duration::from_millis(250));
-    assert_eq!(r.retryable, Codes::of(&[Code::UNAVAILABLE, Code::RESOURCE_EXHAUSTED]));
+    assert_eq!(
+        r.retryable,
+        Codes::of(&[Code::UNAVAILABLE, Code::RESOURCE_EXHAUSTED])
+    );
     assert!(ServiceConfig::parse(r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#).is_ok());
 }
 
@@ -127,7 +156,10 @@ fn the_called_method_finds_its_config_as_a6_looks_it_up() {
     assert!(matches!(c.policy, MethodPolicy::Retry(r) if r.max_attempts == 2));
     // No method config: the default method, no retries.
     let c = ServiceConfig::parse("{}").unwrap();
-    assert_eq!((c.path().as_str(), c.policy), ("/herd.Herd/Call", MethodPolicy::None));
+    assert_eq!(
+        (c.path().as_str(), c.policy),
+        ("/herd.Herd/Call", MethodPolicy::None)
+    );
     let r = replica(Implementation::Js, &c);
     assert_eq!(r.strategy.policy.retries(), 0);
     assert_eq!(r.strategy.policy.to_string(), "grpc-js: no retryPolicy");
@@ -184,6 +216,57 @@ fn throttling_lets_53_attempts_through_50_failing_calls() {
     }
 }
 
+/// C-core and grpc-go ask the bucket at the failure, grpc-js when the backoff has passed
+/// (`canRetryCall()` in its `setTimeout`): what happens to the bucket during the wait
+/// counts for grpc-js only.
+#[test]
+fn grpc_js_asks_the_throttle_when_the_backoff_has_passed() {
+    let now = Nanos::ZERO;
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    for imp in [Implementation::Core, Implementation::Js] {
+        let strategy = replica(imp, &config(THROTTLED)).strategy;
+        // Tokens 6 after a first call's four failures; the next failure leaves 5.
+        let primed = |rng: &mut Pcg64Mcg| {
+            let mut r = Retrier::new(strategy);
+            assert_eq!(waits(&mut r, unavailable(), rng).0.len(), 3);
+            let mut req = r.begin(now);
+            assert!(r.admit(&req, now, rng));
+            let d = r.decide(&mut req, Method::Post, &unavailable(), now, rng);
+            (r, req, d)
+        };
+        let (mut r, mut req, d) = primed(&mut rng);
+        if imp == Implementation::Core {
+            assert_eq!(d, Decision::GiveUp(crate::GiveUp::Budget));
+            continue;
+        }
+        // grpc-js waits, and asks then: still 5, so the retry is not sent and the call ends.
+        assert!(matches!(d, Decision::Retry { .. }), "{d:?}");
+        assert!(!r.admit(&req, now, &mut rng));
+        let end = r.decide(
+            &mut req,
+            Method::Post,
+            &Outcome::Failed(Failure::Throttled),
+            now,
+            &mut rng,
+        );
+        assert_eq!(end, Decision::GiveUp(crate::GiveUp::Budget));
+        assert_eq!(r.counters().attempts, 5);
+        // Another call succeeding during the wait (5.1) lets the retry go.
+        let (mut r, req, _) = primed(&mut rng);
+        assert_eq!(
+            waits(&mut r, Outcome::grpc(0, None), &mut rng).1,
+            Decision::Success
+        );
+        assert!(r.admit(&req, now, &mut rng));
+    }
+    let js = replica(Implementation::Js, &config(THROTTLED)).strategy;
+    assert!(
+        js.to_string()
+            .ends_with("token bucket 10 tokens, ratio 0.1, checked after the backoff"),
+        "{js}"
+    );
+}
+
 /// Only retryable failures take tokens: 50 INTERNAL answers leave the bucket full, so
 /// the next UNAVAILABLE call still makes its four attempts; a success gives back 0.1.
 #[test]
@@ -200,7 +283,10 @@ fn only_retryable_failures_take_tokens() {
     assert_eq!(waits(&mut r, unavailable(), &mut rng).0.len(), 0);
     // Ten successes bring it back to 6: a retry goes again.
     for _ in 0..11 {
-        assert_eq!(waits(&mut r, Outcome::grpc(0, None), &mut rng).1, Decision::Success);
+        assert_eq!(
+            waits(&mut r, Outcome::grpc(0, None), &mut rng).1,
+            Decision::Success
+        );
     }
     assert_eq!(waits(&mut r, unavailable(), &mut rng).0.len(), 1);
 }
@@ -211,11 +297,16 @@ fn only_retryable_failures_take_tokens() {
 fn failures_are_classified_by_the_status_a_grpc_client_reports() {
     let p = replica(Implementation::Core, &config("")).strategy.policy;
     let mut rng = Pcg64Mcg::seed_from_u64(1);
-    let first = |o: Outcome, rng: &mut Pcg64Mcg| {
-        p.decide(&mut Default::default(), Method::Post, &o, rng)
-    };
-    assert!(matches!(first(Outcome::Failed(Failure::Refused), &mut rng), Decision::Retry { .. }));
-    assert!(matches!(first(Outcome::Failed(Failure::Closed), &mut rng), Decision::Retry { .. }));
+    let first =
+        |o: Outcome, rng: &mut Pcg64Mcg| p.decide(&mut Default::default(), Method::Post, &o, rng);
+    assert!(matches!(
+        first(Outcome::Failed(Failure::Refused), &mut rng),
+        Decision::Retry { .. }
+    ));
+    assert!(matches!(
+        first(Outcome::Failed(Failure::Closed), &mut rng),
+        Decision::Retry { .. }
+    ));
     for f in [Failure::Reset, Failure::Timeout] {
         assert_eq!(
             first(Outcome::Failed(f), &mut rng),
@@ -223,7 +314,10 @@ fn failures_are_classified_by_the_status_a_grpc_client_reports() {
         );
     }
     // An HTTP 503 without grpc-status is UNAVAILABLE by gRPC's mapping; a 200 is OK.
-    assert!(matches!(first(Outcome::status(503), &mut rng), Decision::Retry { .. }));
+    assert!(matches!(
+        first(Outcome::status(503), &mut rng),
+        Decision::Retry { .. }
+    ));
     assert_eq!(first(Outcome::status(200), &mut rng), Decision::Success);
 }
 
@@ -242,7 +336,10 @@ fn pushback_replaces_the_wait_and_restarts_the_backoff() {
         d => panic!("{d:?}"),
     };
     assert_eq!(next(unavailable()), 100);
-    assert_eq!(next(Outcome::grpc(14, Some(Duration::from_millis(750)))), 750);
+    assert_eq!(
+        next(Outcome::grpc(14, Some(Duration::from_millis(750)))),
+        750
+    );
     assert_eq!(next(unavailable()), 100);
 }
 
@@ -286,7 +383,10 @@ fn grpc_js_hedges_and_its_hedges_are_never_throttled() {
     let mut req = h.begin(0, &mut acts);
     acts.clear();
     h.on_response(&mut req, 0, &unavailable(), None, 5 * ms, &mut acts);
-    assert_eq!(acts, [Action::Send { attempt: 1 }, Action::Arm { at: 105 * ms }]);
+    assert_eq!(
+        acts,
+        [Action::Send { attempt: 1 }, Action::Arm { at: 105 * ms }]
+    );
 }
 
 /// C-core and grpc-go parse a `hedgingPolicy` and do nothing with it: no hedges, no
@@ -297,7 +397,11 @@ fn grpcio_and_grpc_go_ignore_hedging() {
         r#"{"methodConfig":[{"name":[{}],"hedgingPolicy":{"maxAttempts":3,"hedgingDelay":"0.1s"}}]}"#,
     )
     .unwrap();
-    for imp in [Implementation::Core, Implementation::Go, Implementation::Go1_33] {
+    for imp in [
+        Implementation::Core,
+        Implementation::Go,
+        Implementation::Go1_33,
+    ] {
         let r = replica(imp, &cfg);
         assert!(r.hedge.is_none() && r.hedging_ignored, "{imp}");
         assert_eq!(r.strategy.policy.retries(), 0);

@@ -39,7 +39,9 @@ impl Check<'_> {
                 if let Some(key) = table.keys().find(|key| *key != "service_config") {
                     return Err(self.err(
                         &k("options"),
-                        format!("unknown key `{key}` (a gRPC replica's options hold `service_config`)"),
+                        format!(
+                            "unknown key `{key}` (a gRPC replica's options hold `service_config`)"
+                        ),
                     ));
                 }
                 let mut path = k("options");
