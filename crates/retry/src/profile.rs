@@ -7,7 +7,7 @@
 //!
 //! The most-installed retry packages of Node, Python and Rust (got, ky, p-retry, stamina,
 //! backoff, backon) are here too; the rules only they have (got's and ky's status lists)
-//! live in [`packages`], with the exact-sequence tests of all six.
+//! live in the `packages` module, with the exact-sequence tests of all six.
 
 use crate::backoff::Backoff;
 use crate::budget::{BudgetConfig, PercentConfig, QuotaConfig};
@@ -149,7 +149,7 @@ pub enum Profile {
     /// Istio with no `retries` in the VirtualService (`pilot/pkg/networking/core/route/
     /// retry/retry.go` @126806a): `NumRetries` **2**, `RetryOn`
     /// `connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes` with
-    /// `RetriableStatusCodes` **[503]**, Envoy's 25 ms / 250 ms fully jittered backoff; over
+    /// `RetriableStatusCodes` **\[503\]**, Envoy's 25 ms / 250 ms fully jittered backoff; over
     /// HTTP that is a 503 or a connection that never reached the server (a reset after the
     /// request went out, or a timeout, is not retried). Istio sets Envoy's `max_retries` to
     /// 2³²−1, so **nothing caps retry concurrency**: no budget.

@@ -30,7 +30,7 @@ fn waits(r: &mut Retrier, outcome: Outcome, rng: &mut Pcg64Mcg) -> (Vec<u128>, D
     let mut out = vec![];
     loop {
         let ended = if r.admit(&req, now, rng) {
-            outcome.clone()
+            outcome
         } else {
             out.pop();
             Outcome::Failed(Failure::Throttled)
