@@ -24,18 +24,17 @@
 
 mod backon;
 mod breaker;
+mod counted;
 mod hedge;
 
 use super::Call;
 use bytes::Bytes;
+use counted::{Attempts, Counted};
 use herd_scenario::{RustPeer, REQUEST_ID_HEADER};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tower::retry::backoff::{Backoff, ExponentialBackoff, ExponentialBackoffMaker, MakeBackoff};
@@ -69,10 +68,6 @@ pub enum Peer {
     Backon(backon::BackonPeer, PeerOptions),
 }
 
-/// Per-request attempt counter, carried in the request's extensions.
-#[derive(Clone, Default)]
-struct Attempts(Arc<AtomicU32>);
-
 struct CountAttempts;
 
 #[async_trait::async_trait]
@@ -84,7 +79,7 @@ impl reqwest_middleware::Middleware for CountAttempts {
         next: reqwest_middleware::Next<'_>,
     ) -> reqwest_middleware::Result<reqwest::Response> {
         if let Some(a) = ext.get::<Attempts>() {
-            a.0.fetch_add(1, Ordering::Relaxed);
+            a.add();
         }
         next.run(req, ext).await
     }
@@ -203,7 +198,7 @@ impl Peer {
                     Ok(resp) => resp.status().is_success() && resp.bytes().await.is_ok(),
                     Err(_) => false,
                 };
-                (ok, attempts.0.load(Ordering::Relaxed))
+                (ok, attempts.get())
             }
             Peer::ReqwestBuiltin(c, o) => {
                 let Ok(url) = url(o) else { return (false, 0) };
@@ -273,7 +268,6 @@ impl TowerPeer {
     }
 
     async fn call(&self, id: u64, call: &Call) -> (bool, u32) {
-        let attempts = Arc::new(AtomicU32::new(0));
         let policy = TowerPolicy {
             budget: self.budget.clone(),
             backoff: self.backoff.clone().make_backoff(),
@@ -282,20 +276,10 @@ impl TowerPeer {
         let inner = Counted {
             client: self.client.clone(),
             timeout: self.timeout,
-            attempts: attempts.clone(),
         };
         let mut svc = tower::retry::Retry::new(policy, inner);
-        let Ok(uri) = call.uri(&self.uri) else {
+        let Some((req, attempts)) = counted::request(id, call, &self.uri) else {
             return (false, 0);
-        };
-        let req = match http::Request::builder()
-            .method(call.http_method())
-            .uri(uri)
-            .header(REQUEST_ID_HEADER, id)
-            .body(Empty::new())
-        {
-            Ok(r) => r,
-            Err(_) => return (false, 0),
         };
         let ok = match svc.ready().await {
             Ok(s) => match s.call(req).await {
@@ -304,43 +288,7 @@ impl TowerPeer {
             },
             Err(_) => false,
         };
-        (ok, attempts.load(Ordering::Relaxed))
-    }
-}
-
-/// hyper-util's client with an attempt timeout and an attempt counter.
-#[derive(Clone)]
-struct Counted {
-    client: HyperClient,
-    timeout: Option<Duration>,
-    attempts: Arc<AtomicU32>,
-}
-
-impl Service<Req> for Counted {
-    type Response = Res;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Res, BoxError>> + Send>>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), BoxError>> {
-        self.client.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, req: Req) -> Self::Future {
-        self.attempts.fetch_add(1, Ordering::Relaxed);
-        let fut = self.client.call(req);
-        let timeout = self.timeout;
-        Box::pin(async move {
-            match timeout {
-                Some(t) => match tokio::time::timeout(t, fut).await {
-                    Ok(r) => r.map_err(Into::into),
-                    Err(e) => Err(Box::new(e) as BoxError),
-                },
-                None => fut.await.map_err(Into::into),
-            }
-        })
+        (ok, attempts.get())
     }
 }
 
@@ -376,13 +324,6 @@ impl tower::retry::Policy<Req, Res, BoxError> for TowerPolicy {
     }
 
     fn clone_request(&mut self, req: &Req) -> Option<Req> {
-        let mut b = http::Request::builder()
-            .method(req.method().clone())
-            .uri(req.uri().clone())
-            .version(req.version());
-        if let Some(h) = b.headers_mut() {
-            *h = req.headers().clone();
-        }
-        b.body(Empty::new()).ok()
+        counted::clone_request(req)
     }
 }

@@ -126,8 +126,9 @@ pub struct Request {
     pub state: RetryState,
     /// When the request began.
     started: Nanos,
-    /// Budget quota spent on its retries.
-    spent: u32,
+    /// Quota its latest retry cost (0 before any): what a success gives back, as the AWS
+    /// SDKs do (see [`crate::budget::Quota::on_success`]).
+    last_retry_cost: u32,
 }
 
 impl Request {
@@ -175,7 +176,7 @@ impl Retrier {
         Request {
             state: RetryState::default(),
             started: now,
-            spent: 0,
+            last_retry_cost: 0,
         }
     }
 
@@ -261,7 +262,7 @@ impl Retrier {
             Decision::Success => {
                 self.counters.succeeded += 1;
                 if let Some(b) = &mut self.budget {
-                    b.on_logical_success(req.spent);
+                    b.on_logical_success(req.last_retry_cost);
                 }
             }
             Decision::GiveUp(why) => {
@@ -298,7 +299,7 @@ impl Retrier {
                 _ => RetryCause::Failure,
             };
             match b.withdraw(now, cause) {
-                Some(cost) => req.spent += cost,
+                Some(cost) => req.last_retry_cost = cost,
                 None => return Decision::GiveUp(GiveUp::Budget),
             }
         }

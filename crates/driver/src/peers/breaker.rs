@@ -7,13 +7,14 @@
 //! ([`herd_retry::breaker::is_failure`]: no response, 408, 429 or a 5xx), as code that
 //! raises on such a status does. A rejected call never reaches the server.
 
-use super::{HyperClient, REQUEST_ID_HEADER};
+use super::counted::{self, Counted};
+use super::HyperClient;
 use crate::Call;
 use failsafe::futures::CircuitBreaker;
 use failsafe::{backoff, failure_policy, Config, StateMachine};
 use herd_retry::breaker::is_failure;
 use herd_retry::Outcome;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::BodyExt;
 use std::time::Duration;
 use tower::Service;
 
@@ -28,9 +29,8 @@ type Policy = failure_policy::OrElse<
 /// failsafe-rs' breaker around hyper-util's client.
 pub struct FailsafePeer {
     breaker: StateMachine<Policy, ()>,
-    client: HyperClient,
+    client: Counted,
     uri: http::Uri,
-    timeout: Option<Duration>,
 }
 
 /// Why a call failed, as the wrapped code raises it.
@@ -43,35 +43,18 @@ impl FailsafePeer {
     pub(super) fn new(client: HyperClient, uri: http::Uri, timeout: Option<Duration>) -> Self {
         FailsafePeer {
             breaker: Config::new().build(),
-            client,
+            client: Counted { client, timeout },
             uri,
-            timeout,
         }
     }
 
     pub(super) async fn call(&self, id: u64, call: &Call) -> (bool, u32) {
-        let Ok(uri) = call.uri(&self.uri) else {
-            return (false, 0);
-        };
-        let Ok(req) = http::Request::builder()
-            .method(call.http_method())
-            .uri(uri)
-            .header(REQUEST_ID_HEADER, id)
-            .body(Empty::new())
-        else {
+        let Some((req, _)) = counted::request(id, call, &self.uri) else {
             return (false, 0);
         };
         let mut client = self.client.clone();
-        let timeout = self.timeout;
         let attempt = async move {
-            let fut = client.call(req);
-            let resp = match timeout {
-                Some(t) => match tokio::time::timeout(t, fut).await {
-                    Ok(r) => r.map_err(|_| Raised::Error)?,
-                    Err(_) => return Err(Raised::Error),
-                },
-                None => fut.await.map_err(|_| Raised::Error)?,
-            };
+            let resp = client.call(req).await.map_err(|_| Raised::Error)?;
             if is_failure(&Outcome::status(resp.status().as_u16())) {
                 return Err(Raised::Status);
             }

@@ -9,13 +9,10 @@
 //! real client. Every request is hedgeable (`clone_request` clones it, `can_retry` says
 //! yes), and the loser is dropped when the winner answers (tower's `Select`).
 
-use super::{BoxError, HyperClient, Req, Res, REQUEST_ID_HEADER};
+use super::counted::{self, Counted};
+use super::{HyperClient, Req};
 use crate::Call;
-use http_body_util::{BodyExt, Empty};
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use http_body_util::BodyExt;
 use std::time::Duration;
 use tower::hedge::{Hedge, Policy};
 use tower::{Service, ServiceExt};
@@ -29,66 +26,13 @@ const PERIOD: Duration = Duration::from_secs(60);
 /// The arm's configuration in words.
 pub(super) const DESCRIBE: &str = "tower 0.5 hedge::Hedge as in tower's hedge test: a hedge after the p90 of the previous 60 s period's latencies, once it holds 10; the loser dropped; no retries";
 
-/// An attempt counter a request carries in its extensions (a hedge's clone shares it).
-#[derive(Clone, Default)]
-struct Attempts(Arc<AtomicU32>);
-
-/// hyper-util's client with the attempt timeout, counting each attempt in the request's
-/// [`Attempts`].
-#[derive(Clone)]
-struct Inner {
-    client: HyperClient,
-    timeout: Option<Duration>,
-}
-
-impl Service<Req> for Inner {
-    type Response = Res;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Res, BoxError>> + Send>>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), BoxError>> {
-        self.client.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, req: Req) -> Self::Future {
-        if let Some(a) = req.extensions().get::<Attempts>() {
-            a.0.fetch_add(1, Ordering::Relaxed);
-        }
-        let fut = self.client.call(req);
-        let timeout = self.timeout;
-        Box::pin(async move {
-            match timeout {
-                Some(t) => match tokio::time::timeout(t, fut).await {
-                    Ok(r) => r.map_err(Into::into),
-                    Err(e) => Err(Box::new(e) as BoxError),
-                },
-                None => fut.await.map_err(Into::into),
-            }
-        })
-    }
-}
-
 /// Every request may be hedged.
 #[derive(Clone)]
 struct Always;
 
 impl Policy<Req> for Always {
     fn clone_request(&self, req: &Req) -> Option<Req> {
-        let mut b = http::Request::builder()
-            .method(req.method().clone())
-            .uri(req.uri().clone())
-            .version(req.version());
-        if let Some(h) = b.headers_mut() {
-            *h = req.headers().clone();
-        }
-        let mut r = b.body(Empty::new()).ok()?;
-        if let Some(a) = req.extensions().get::<Attempts>() {
-            r.extensions_mut().insert(a.clone());
-        }
-        Some(r)
+        counted::clone_request(req)
     }
 
     fn can_retry(&self, _req: &Req) -> bool {
@@ -98,13 +42,13 @@ impl Policy<Req> for Always {
 
 /// tower's hedge over hyper-util's client.
 pub struct TowerHedgePeer {
-    svc: tokio::sync::Mutex<Hedge<Inner, Always>>,
+    svc: tokio::sync::Mutex<Hedge<Counted, Always>>,
     uri: http::Uri,
 }
 
 impl TowerHedgePeer {
     pub(super) fn new(client: HyperClient, uri: http::Uri, timeout: Option<Duration>) -> Self {
-        let inner = Inner { client, timeout };
+        let inner = Counted { client, timeout };
         let svc = Hedge::new(inner, Always, MIN_DATA_POINTS, PERCENTILE, PERIOD);
         TowerHedgePeer {
             svc: tokio::sync::Mutex::new(svc),
@@ -113,19 +57,9 @@ impl TowerHedgePeer {
     }
 
     pub(super) async fn call(&self, id: u64, call: &Call) -> (bool, u32) {
-        let Ok(uri) = call.uri(&self.uri) else {
+        let Some((req, attempts)) = counted::request(id, call, &self.uri) else {
             return (false, 0);
         };
-        let attempts = Attempts::default();
-        let Ok(mut req) = http::Request::builder()
-            .method(call.http_method())
-            .uri(uri)
-            .header(REQUEST_ID_HEADER, id)
-            .body(Empty::new())
-        else {
-            return (false, 0);
-        };
-        req.extensions_mut().insert(attempts.clone());
         let fut = {
             let mut svc = self.svc.lock().await;
             match svc.ready().await {
@@ -137,6 +71,6 @@ impl TowerHedgePeer {
             Ok(resp) => resp.status().is_success() && resp.into_body().collect().await.is_ok(),
             Err(_) => false,
         };
-        (ok, attempts.0.load(Ordering::Relaxed))
+        (ok, attempts.get())
     }
 }

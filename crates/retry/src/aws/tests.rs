@@ -81,6 +81,41 @@ fn standard_2026_gives_235_requests_for_200_failing_calls() {
     assert_eq!(&got[16..19], [3, 2, 1]);
 }
 
+/// Calls whose first two attempts fail and third succeeds: each takes two retries (28) and
+/// gets back the last one's 14, as botocore's `release_retry_quota` does, so the quota
+/// drains by 14 a call: 34 calls of 3 attempts, one of 2 (the second retry refused), then
+/// first attempts only. Refunding both retries would keep every call at 3 for ever.
+#[test]
+fn a_success_gives_back_its_last_retry_only() {
+    let mut r = Retrier::new(Strategy::new(Profile::AwsStandard));
+    let mut rng = Pcg64Mcg::seed_from_u64(7);
+    let mut now = Nanos::ZERO;
+    let got: Vec<usize> = (0..60)
+        .map(|_| {
+            let mut req = r.begin(now);
+            let mut n = 0;
+            loop {
+                assert!(r.admit(&req, now, &mut rng));
+                n += 1;
+                now = now + Duration::from_millis(1);
+                let outcome = if n == 3 {
+                    Outcome::status(200)
+                } else {
+                    Outcome::status(503)
+                };
+                match r.decide(&mut req, Method::Get, &outcome, now, &mut rng) {
+                    Decision::Retry { after } => now = now + after,
+                    _ => return n,
+                }
+            }
+        })
+        .collect();
+    let mut want = vec![3; 34];
+    want.push(2);
+    want.resize(60, 1);
+    assert_eq!(got, want);
+}
+
 #[test]
 fn dynamodb_4_attempts_give_235_too() {
     let ddb = Strategy::new(Profile::AwsStandard);

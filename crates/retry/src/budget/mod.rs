@@ -250,10 +250,11 @@ impl Budget {
         }
     }
 
-    /// A logical request finally succeeded, its retries having cost `spent` quota.
-    pub fn on_logical_success(&mut self, spent: u32) {
+    /// A logical request finally succeeded, its latest retry having cost `last_retry_cost`
+    /// quota (0: it was never retried).
+    pub fn on_logical_success(&mut self, last_retry_cost: u32) {
         if let Budget::Quota(b) | Budget::AwsAdaptive(b, _) = self {
-            b.on_success(spent);
+            b.on_success(last_retry_cost);
         }
     }
 }

@@ -4,7 +4,12 @@
 //! `timeout_cost` when the failure was a timeout, or `throttling_cost` when the service
 //! said "throttling" by its error code; with too few tokens the retry is refused. A request
 //! that succeeds on its first attempt adds `success_increment` (1); one that succeeds after
-//! retries gives back what its retries cost. Tokens never exceed `initial` and never go
+//! retries gives back what its *latest* retry cost, not the sum: botocore keeps one
+//! `retry_quota_capacity` per request, overwritten by each acquisition and released on a
+//! 2xx (`standard.py`, `RetryQuotaChecker.release_retry_quota`: "whatever quota was
+//! associated with the last acquisition"); smithy-rs forgets a request's earlier retry
+//! permits and releases the last one. A request that needed two retries at 14 therefore
+//! costs the quota 14 for good. Tokens never exceed `initial` and never go
 //! negative. Only successes refill it: against a service that always fails, a client gets
 //! `initial / cost` retries in its whole life, then sends each call's first attempt only.
 //!
@@ -104,12 +109,13 @@ impl Quota {
         }
     }
 
-    /// A logical request succeeded, after retries that cost `spent` in total.
-    pub fn on_success(&mut self, spent: u32) {
-        let back = if spent == 0 {
+    /// A logical request succeeded. `last_retry_cost` is what its latest retry cost (0 if
+    /// it was never retried): that comes back, or `success_increment` for no retry.
+    pub fn on_success(&mut self, last_retry_cost: u32) {
+        let back = if last_retry_cost == 0 {
             self.cfg.success_increment
         } else {
-            spent
+            last_retry_cost
         };
         self.tokens = self.tokens.saturating_add(back).min(self.cfg.initial);
     }
