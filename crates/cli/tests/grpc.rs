@@ -53,14 +53,6 @@ error_rate = 1.0
     s
 }
 
-fn report(args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend_from_slice(&["--json", "-", "--quiet"]);
-    let o = herd(&all);
-    assert!(o.status.success(), "herd {args:?}: {}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
-}
-
 /// `herd sim` and `herd bench` of `text`.
 fn sim_and_bench(name: &str, text: String) -> (Value, Value) {
     let dir = tempdir(name);

@@ -48,15 +48,6 @@ id = "real"
     )
 }
 
-/// `herd ARGS --json - --quiet`'s report, the run checked to succeed.
-fn report(args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend_from_slice(&["--json", "-", "--quiet"]);
-    let o = herd(&all);
-    assert!(o.status.success(), "herd {args:?}: {}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
-}
-
 /// Server requests of arm `id` in `herd sim` and in `herd bench` of `scenario` (with
 /// `extra` flags), the bench arm's reported attempts checked against its server count.
 fn sim_and_bench(scenario: &Path, sim_arm: &str, real_arm: &str, extra: &[&str]) -> (u64, u64) {

@@ -695,20 +695,7 @@ impl Check<'_> {
     /// policy knobs and keeping its `options` as JSON.
     fn real_client_arm(&self, at: &[Seg], a: RawArm, kind: ArmClient, client: &str) -> R<Arm> {
         let k = |x| under(at, x);
-        let knobs = [
-            ("policy", a.policy.is_some()),
-            ("jitter", a.jitter.is_some()),
-            ("retries", a.retries.is_some()),
-            ("base_ms", a.base_ms.is_some()),
-            ("factor", a.factor.is_some()),
-            ("cap_ms", a.cap_ms.is_some()),
-            ("budget", a.budget.is_some()),
-            ("retry_after", a.retry_after.is_some()),
-            ("deadline_ms", a.deadline_ms.is_some()),
-            ("hedge", a.hedge.is_some()),
-            ("breaker", a.breaker.is_some()),
-        ];
-        if let Some((knob, _)) = knobs.iter().find(|(_, set)| *set) {
+        if let Some(knob) = first_knob(&a, &[]) {
             return Err(self.err(
                 &k(knob),
                 format!("`{knob}` does not apply to client `{client}`: a real client runs with its own configuration"),
@@ -744,6 +731,27 @@ fn under(at: &[Seg], x: &str) -> Vec<Seg> {
     let mut path = at.to_vec();
     path.push(Seg::Key(x.into()));
     path
+}
+
+/// The first of herd's policy knobs `a` sets, but those in `allowed`: an arm whose retries
+/// come from elsewhere (a real client, a gRPC service config) refuses it.
+fn first_knob(a: &RawArm, allowed: &[&str]) -> Option<&'static str> {
+    [
+        ("policy", a.policy.is_some()),
+        ("jitter", a.jitter.is_some()),
+        ("retries", a.retries.is_some()),
+        ("base_ms", a.base_ms.is_some()),
+        ("factor", a.factor.is_some()),
+        ("cap_ms", a.cap_ms.is_some()),
+        ("budget", a.budget.is_some()),
+        ("retry_after", a.retry_after.is_some()),
+        ("deadline_ms", a.deadline_ms.is_some()),
+        ("hedge", a.hedge.is_some()),
+        ("breaker", a.breaker.is_some()),
+    ]
+    .into_iter()
+    .find(|(knob, set)| *set && !allowed.contains(knob))
+    .map(|(knob, _)| knob)
 }
 
 #[cfg(test)]

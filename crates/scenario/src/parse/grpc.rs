@@ -14,17 +14,7 @@ impl Check<'_> {
     /// A gRPC replica arm of implementation `imp`.
     pub(super) fn grpc_arm(&self, at: &[Seg], a: RawArm, imp: Implementation) -> R<Arm> {
         let k = |x| under(at, x);
-        let knobs = [
-            ("jitter", a.jitter.is_some()),
-            ("retries", a.retries.is_some()),
-            ("base_ms", a.base_ms.is_some()),
-            ("factor", a.factor.is_some()),
-            ("cap_ms", a.cap_ms.is_some()),
-            ("budget", a.budget.is_some()),
-            ("retry_after", a.retry_after.is_some()),
-            ("hedge", a.hedge.is_some()),
-        ];
-        if let Some((knob, _)) = knobs.iter().find(|(_, set)| *set) {
+        if let Some(knob) = super::first_knob(&a, &["policy", "deadline_ms", "breaker"]) {
             return Err(self.err(
                 &k(knob),
                 format!(
