@@ -18,7 +18,6 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
 use std::path::Path;
 use std::thread;
 
