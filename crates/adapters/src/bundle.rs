@@ -25,6 +25,10 @@ const NODE: &[File] = &[
     ("arm.mjs", include_bytes!("../kits/node/arm.mjs")),
     ("kit.mjs", include_bytes!("../kits/node/kit.mjs")),
     ("packages.mjs", include_bytes!("../kits/node/packages.mjs")),
+    (
+        "grpc_clients.mjs",
+        include_bytes!("../kits/node/grpc_clients.mjs"),
+    ),
     ("package.json", include_bytes!("../kits/node/package.json")),
     (
         "package-lock.json",
@@ -36,6 +40,10 @@ const PYTHON: &[File] = &[
     ("herd_arm.py", include_bytes!("../kits/python/herd_arm.py")),
     ("arm.py", include_bytes!("../kits/python/arm.py")),
     ("packages.py", include_bytes!("../kits/python/packages.py")),
+    (
+        "grpc_clients.py",
+        include_bytes!("../kits/python/grpc_clients.py"),
+    ),
     (
         "requirements.txt",
         include_bytes!("../kits/python/requirements.txt"),

@@ -302,6 +302,7 @@ fn flaky() -> sc::Upstream {
         rate_limit: None,
         target: None,
         dialect: Default::default(),
+        protocol: Default::default(),
         tls: None,
     }
 }

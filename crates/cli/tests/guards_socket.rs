@@ -85,7 +85,9 @@ fn each_breaker_lets_the_same_requests_through_on_the_socket_as_in_the_simulator
         // Its open periods, for the timeline: as many, each as long, each begun within
         // 20 ms (the socket's answers take real time; the simulator's, none).
         let periods = |r: &Value| -> Vec<(u64, u64)> {
-            let p = r["breaker"]["open_periods_ms"].as_array().expect("it opened");
+            let p = r["breaker"]["open_periods_ms"]
+                .as_array()
+                .expect("it opened");
             p.iter()
                 .map(|w| (w[0].as_u64().unwrap(), w[1].as_u64().unwrap()))
                 .collect()

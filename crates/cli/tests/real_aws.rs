@@ -46,15 +46,6 @@ id = "real"
     )
 }
 
-/// `herd ARGS --json - --quiet`'s report, the run checked to succeed.
-fn report(args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend_from_slice(&["--json", "-", "--quiet"]);
-    let o = herd(&all);
-    assert!(o.status.success(), "herd {args:?}: {}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
-}
-
 /// The replica's arm in `herd sim` and the real one in `herd bench` of `file`, the real
 /// arm's reported attempts checked against its server count.
 fn sim_and_bench(file: &Path) -> (Value, Value) {

@@ -19,7 +19,6 @@
 
 mod common;
 use common::*;
-use serde_json::Value;
 use std::path::Path;
 use std::thread;
 
@@ -47,15 +46,6 @@ id = "real"
 {real}
 "#
     )
-}
-
-/// `herd ARGS --json - --quiet`'s report, the run checked to succeed.
-fn report(args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend_from_slice(&["--json", "-", "--quiet"]);
-    let o = herd(&all);
-    assert!(o.status.success(), "herd {args:?}: {}", stderr(&o));
-    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
 }
 
 /// Server requests of arm `id` in `herd sim` and in `herd bench` of `scenario` (with

@@ -6,6 +6,7 @@
 //! would not). A semaphore caps the attempts in flight at `pool_max_connections`, so the
 //! pool never has more connections busy than the scenario says.
 
+use super::h2c::H2Pool;
 use super::pool::{Pool, PoolError};
 use super::wire::WireError;
 use herd_retry::{Failure, Method, Outcome};
@@ -69,6 +70,8 @@ impl Call {
 #[derive(Clone)]
 pub struct HttpClient {
     pool: Arc<Pool>,
+    /// An HTTP/2 or gRPC upstream: the connections every attempt goes over instead.
+    h2: Option<Arc<H2Pool>>,
     slots: Arc<Semaphore>,
     /// The URL's path and query in origin-form, as every request without a path of its own
     /// is sent.
@@ -97,10 +100,26 @@ impl HttpClient {
         let origin = uri.path_and_query().map_or("/", |p| p.as_str()).into();
         Ok(HttpClient {
             pool: Pool::new(&uri, tls)?,
+            h2: None,
             slots: Arc::new(Semaphore::new(max_connections)),
             origin,
             timeout,
         })
+    }
+
+    /// The same client speaking HTTP/2 (h2c with prior knowledge) to `uri`, gRPC when
+    /// `protocol` is gRPC, over `connections` connections per driving thread; HTTP/1.1
+    /// stays as it is.
+    pub fn speaking(
+        mut self,
+        uri: &http::Uri,
+        protocol: herd_scenario::Protocol,
+        connections: usize,
+    ) -> std::io::Result<Self> {
+        if protocol.is_h2() {
+            self.h2 = Some(Arc::new(H2Pool::new(uri, connections, protocol.is_grpc())?));
+        }
+        Ok(self)
     }
 
     /// The same client (its cap on connections in use, its timeout) with a pool of its
@@ -110,12 +129,17 @@ impl HttpClient {
     pub(super) fn with_own_pool(&self, cold: usize) -> Self {
         HttpClient {
             pool: self.pool.with_cold_share(cold),
+            h2: (self.h2.as_ref()).map(|p| Arc::new(p.fresh(p.connections()))),
             ..self.clone()
         }
     }
 
     /// Opens `n` connections before the clock starts (`[client] preconnect`).
     pub(super) async fn preconnect(&self, n: usize) -> std::io::Result<()> {
+        if self.h2.is_some() {
+            // HTTP/2 connections are opened by the thread that drives them, on first use.
+            return Ok(());
+        }
         self.pool.preconnect(n).await
     }
 
@@ -134,22 +158,25 @@ impl HttpClient {
     /// before it is sent, as in the simulator; `tokio::time::timeout(0, …)` would poll
     /// the send once and could put it on the wire.
     pub async fn attempt(&self, id: u64, call: &Call, timeout: Option<Duration>) -> Outcome {
-        self.attempt_noting(id, call, timeout, &mut None).await
+        self.attempt_noting(id, call, 0, timeout, &mut None).await
     }
 
     /// [`HttpClient::attempt`], noting in `sent` (if still empty) the instant the request
     /// got its connection slot and went to the pool: the end of the driver's lag.
+    /// `previous` attempts of the logical request went before this one (a gRPC call
+    /// says so in `grpc-previous-rpc-attempts`, as A6 clients do).
     pub async fn attempt_noting(
         &self,
         id: u64,
         call: &Call,
+        previous: u32,
         timeout: Option<Duration>,
         sent: &mut Option<Instant>,
     ) -> Outcome {
         if timeout.is_some_and(|t| t.is_zero()) {
             return Outcome::Failed(Failure::Timeout);
         }
-        let fut = self.send(id, call, sent);
+        let fut = self.send(id, call, previous, sent);
         match timeout {
             Some(t) => tokio::time::timeout(t, fut)
                 .await
@@ -158,11 +185,20 @@ impl HttpClient {
         }
     }
 
-    async fn send(&self, id: u64, call: &Call, sent: &mut Option<Instant>) -> Outcome {
+    async fn send(
+        &self,
+        id: u64,
+        call: &Call,
+        previous: u32,
+        sent: &mut Option<Instant>,
+    ) -> Outcome {
         let Ok(_slot) = self.slots.acquire().await else {
             return Outcome::Failed(Failure::Other);
         };
         sent.get_or_insert_with(Instant::now);
+        if let Some(h2) = &self.h2 {
+            return h2.exchange(id, call, previous).await;
+        }
         let target = call.target(&self.origin);
         match self
             .pool

@@ -136,8 +136,8 @@ async fn run(ctx: &Ctx<'_>, held: bool, t: &mut Ticket<'_>) -> Outcome {
             }
         }
     }
-    ctx.passed.fetch_add(1, Ordering::Relaxed);
+    let previous = ctx.passed.fetch_add(1, Ordering::Relaxed);
     (ctx.client)
-        .attempt_noting(ctx.id, ctx.call, None, &mut t.sent)
+        .attempt_noting(ctx.id, ctx.call, previous, None, &mut t.sent)
         .await
 }

@@ -45,6 +45,7 @@ mod engine;
 mod external;
 mod guard;
 mod guarded;
+mod h2c;
 mod handoff;
 mod lag;
 mod leg;
@@ -339,10 +340,15 @@ async fn prepare(
                 .transpose()
                 .map_err(io::Error::other)?;
             let client = HttpClient::with_tls(
-                uri,
+                uri.clone(),
                 scenario.client.pool_max_connections,
                 scenario.client.attempt_timeout,
                 trust,
+            )?
+            .speaking(
+                &uri,
+                scenario.upstream.protocol,
+                scenario.client.connections,
             )?;
             preconnect(&client, scenario.client.preconnect, url).await?;
             let retrier = Arc::new(Mutex::new(Retrier::new(*strategy)));

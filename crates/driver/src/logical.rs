@@ -49,7 +49,7 @@ pub(super) async fn logical(
         };
         let outcome = if admitted {
             attempts += 1;
-            client.attempt_noting(id, call, remaining, sent).await
+            (client.attempt_noting(id, call, attempts - 1, remaining, sent)).await
         } else {
             Outcome::Failed(Failure::Throttled)
         };

@@ -179,6 +179,11 @@ pub enum Outcome {
         /// DynamoDB `ThrottlingException`; see [`crate::aws::codes`]), whatever its
         /// status. Only the AWS profiles read it; a bare 429 is not throttling here.
         throttling: bool,
+        /// The gRPC status of a gRPC answer (its `grpc-status` trailer, `0` OK, `14`
+        /// UNAVAILABLE, …; see [`crate::grpc::Code`]), whose HTTP status is 200 whatever
+        /// happened; `None` for a plain HTTP answer. Only the gRPC profiles read it, and
+        /// every answer with a non-zero one is a failure.
+        grpc_status: Option<u8>,
     },
     /// No response.
     Failed(Failure),
@@ -191,6 +196,34 @@ impl Outcome {
             status,
             retry_after: None,
             throttling: false,
+            grpc_status: None,
+        }
+    }
+
+    /// A gRPC answer: HTTP 200 with `grpc-status: code`, and the server's
+    /// `grpc-retry-pushback-ms`, if any, as the hint.
+    pub fn grpc(code: u8, pushback: Option<Duration>) -> Outcome {
+        Outcome::Response {
+            status: 200,
+            retry_after: pushback,
+            throttling: false,
+            grpc_status: Some(code),
+        }
+    }
+
+    /// The gRPC status a gRPC client reports for this outcome: the answer's own, or for an
+    /// answer without one the HTTP-to-gRPC mapping of gRPC's `http-grpc-status-mapping.md`,
+    /// or for no answer the status gRPC clients give that failure (see
+    /// [`crate::grpc::Code::of_failure`]).
+    pub fn grpc_code(&self) -> crate::grpc::Code {
+        use crate::grpc::Code;
+        match *self {
+            Outcome::Response {
+                grpc_status: Some(c),
+                ..
+            } => Code(c),
+            Outcome::Response { status, .. } => Code::of_http(status),
+            Outcome::Failed(f) => Code::of_failure(f),
         }
     }
 
@@ -201,6 +234,7 @@ impl Outcome {
             status,
             retry_after: None,
             throttling: true,
+            grpc_status: None,
         }
     }
 
@@ -213,6 +247,7 @@ impl Outcome {
                 Outcome::Response {
                     status,
                     retry_after,
+                    grpc_status,
                     ..
                 },
                 Some(code),
@@ -220,6 +255,7 @@ impl Outcome {
                 status,
                 retry_after,
                 throttling: true,
+                grpc_status,
             },
             (o, _) => o,
         }
@@ -281,12 +317,15 @@ impl Outcome {
             status,
             retry_after: retry_after.and_then(|v| crate::retry_after::parse(v, now)),
             throttling: false,
+            grpc_status: None,
         }
     }
 
-    /// Success means a final answer the client accepts: any status below 400.
+    /// Success means a final answer the client accepts: any status below 400, and for a
+    /// gRPC answer, `grpc-status` 0 (OK) too.
     pub fn is_success(&self) -> bool {
-        matches!(self, Outcome::Response { status, .. } if *status < 400)
+        matches!(self, Outcome::Response { status, grpc_status, .. }
+            if *status < 400 && !matches!(grpc_status, Some(c) if *c != 0))
     }
 
     /// The Retry-After hint, if any.
@@ -340,6 +379,7 @@ mod tests {
                 status: 503,
                 retry_after: Some(Duration::from_secs(2)),
                 throttling: false,
+                grpc_status: None,
             }
         );
     }
@@ -364,6 +404,7 @@ mod tests {
             status,
             retry_after: retry_after.map(Duration::from_secs),
             throttling: false,
+            grpc_status: None,
         }
     }
 

@@ -19,6 +19,7 @@
 //! - [`budget`]: retry budgets shared by a client's requests (percent, token bucket, quota, ratio, adaptive);
 //! - [`profile`]: real libraries' defaults (undici, axios-retry, the AWS SDKs, …) and simple baselines;
 //! - [`aws`]: the AWS SDKs' throttling error codes and adaptive mode's CUBIC rate limiter;
+//! - [`grpc`]: gRPC's service-config retries (A6 `retryPolicy`, `retryThrottling`, `hedgingPolicy`) as C-core, grpc-js and grpc-go run them;
 //! - [`classify`]: outcomes (an HTTP response's through [`Outcome::from_http`]), failures, methods;
 //! - [`retry_after`]: `Retry-After` parsing with "now" passed in, and what a hint does;
 //! - [`retrier`]: the per-client object that adds budget, deadline and counters to a policy;
@@ -36,6 +37,7 @@ mod client;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod clock;
 pub mod consumer;
+pub mod grpc;
 pub mod hedge;
 pub mod jitter;
 mod nanos;

@@ -5,7 +5,8 @@
 //! clock and RNG, so a number in a report is a number about this code.
 
 use crate::backoff::Backoff;
-use crate::classify::{Method, Outcome};
+use crate::classify::{Failure, Method, Outcome};
+use crate::grpc::{Code, Codes};
 use crate::jitter::Jitter;
 use crate::profile::Profile;
 use crate::retry_after::{RetryAfter, RetryAfterMode};
@@ -32,6 +33,10 @@ pub struct Policy {
     /// the other settings. Derived from the fields above whenever one changes, so `decide`
     /// reads a value rather than working it out at every retry.
     retry_after: RetryAfter,
+    /// A gRPC profile's `retryableStatusCodes` (empty for the others).
+    retryable: Codes,
+    /// A gRPC profile whose implementation ignored the service config's `hedgingPolicy`.
+    hedging_ignored: bool,
 }
 
 /// Per-logical-request state: a handful of bytes, so a million in-flight requests fit.
@@ -41,6 +46,9 @@ pub struct RetryState {
     pub retries: u32,
     /// The delay before the last retry, for `decorrelated` jitter.
     pub prev_delay: Option<Duration>,
+    /// The retry whose wait a gRPC server's pushback set: the backoff after it starts
+    /// again from the initial one (A6 "Pushback"). 0 until then.
+    pub pushed_back: u32,
 }
 
 /// What to do after an attempt.
@@ -84,8 +92,54 @@ impl Policy {
             jitter_set: false,
             retry_after_set: None,
             retry_after: profile.default_retry_after(),
+            retryable: match profile {
+                Profile::Grpc(_) => Codes::of(&[Code::UNAVAILABLE]),
+                _ => Codes::EMPTY,
+            },
+            hedging_ignored: false,
         }
         .resolve()
+    }
+
+    /// Sets a gRPC profile's `retryableStatusCodes`; no effect on other profiles.
+    ///
+    /// # Default
+    /// UNAVAILABLE, A6's example.
+    pub fn with_retryable_codes(mut self, codes: Codes) -> Policy {
+        self.retryable = codes;
+        self
+    }
+
+    /// Marks a gRPC profile as having ignored its service config's `hedgingPolicy`, as
+    /// C-core and grpc-go do, so that the policy says so wherever it is shown.
+    ///
+    /// # Default
+    /// Not marked.
+    pub fn with_hedging_ignored(mut self) -> Policy {
+        self.hedging_ignored = true;
+        self
+    }
+
+    /// A gRPC profile's `retryableStatusCodes` (empty for other profiles).
+    pub fn retryable_codes(&self) -> Codes {
+        self.retryable
+    }
+
+    /// Whether the service config's `hedgingPolicy` was ignored.
+    pub fn hedging_ignored(&self) -> bool {
+        self.hedging_ignored
+    }
+
+    /// Whether an attempt that ended in `outcome` moves a retry budget. For the gRPC
+    /// profiles, A6's throttle counts successes and failures with a retryable status only;
+    /// for the others, every attempt.
+    pub fn moves_budget(&self, outcome: &Outcome) -> bool {
+        match self.profile {
+            Profile::Grpc(_) => {
+                outcome.is_success() || self.retryable.contains(outcome.grpc_code())
+            }
+            _ => true,
+        }
     }
 
     /// Sets how many retries (not attempts) are allowed.
@@ -209,6 +263,9 @@ impl Policy {
         if outcome.is_success() {
             return Decision::Success;
         }
+        if let Profile::Grpc(_) = self.profile {
+            return self.decide_grpc(state, outcome, rng);
+        }
         if !self.profile.is_retryable(method, outcome) {
             return Decision::GiveUp(GiveUp::NotRetryable);
         }
@@ -250,11 +307,50 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// A6's rules for a failed attempt: a retryable status only; the server's
+    /// `grpc-retry-pushback-ms` replaces the backoff, after which the backoff starts again
+    /// from `initialBackoff`; any method (gRPC retries say nothing of idempotency).
+    fn decide_grpc<R: Rng + ?Sized>(
+        &self,
+        state: &mut RetryState,
+        outcome: &Outcome,
+        rng: &mut R,
+    ) -> Decision {
+        // The throttle refused a retry as it was about to go (grpc-js): the call ends.
+        if let Outcome::Failed(Failure::Throttled) = outcome {
+            return Decision::GiveUp(GiveUp::Budget);
+        }
+        if !self.retryable.contains(outcome.grpc_code()) {
+            return Decision::GiveUp(GiveUp::NotRetryable);
+        }
+        if state.retries >= self.retries {
+            return Decision::GiveUp(GiveUp::Exhausted);
+        }
+        let n = state.retries + 1;
+        let after = match outcome.retry_after() {
+            Some(pushback) if self.retry_after.mode != RetryAfterMode::Ignore => {
+                state.pushed_back = n;
+                pushback
+            }
+            _ => self
+                .backoff
+                .delay(n - state.pushed_back, state.prev_delay, rng),
+        };
+        state.retries = n;
+        state.prev_delay = Some(after);
+        Decision::Retry { after }
+    }
+}
+
 impl fmt::Display for Policy {
     /// A readable one-line summary, e.g.
     /// `undici: 5 retries, 500ms·2^(n-1) capped 30000ms, jitter none, Retry-After replaces (≤30000ms)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = &self.backoff;
+        if let Profile::Grpc(_) = self.profile {
+            return self.fmt_grpc(f);
+        }
         write!(f, "{}: {} retries", self.profile, self.retries)?;
         if self.retries == 0 {
             return Ok(());
@@ -296,6 +392,37 @@ impl fmt::Display for Policy {
                 write!(f, "≤{}ms{rule}", ra.max.as_millis())?;
             }
             write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
+impl Policy {
+    /// A gRPC profile in a service config's words, e.g.
+    /// `grpc-core: maxAttempts 4, initialBackoff 0.1s, maxBackoff 1s, backoffMultiplier 2, jitter proportional(0.2), retryableStatusCodes UNAVAILABLE`.
+    fn fmt_grpc(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = &self.backoff;
+        if self.retries == 0 {
+            write!(f, "{}: no retryPolicy", self.profile)?;
+        } else {
+            write!(
+                f,
+                "{}: maxAttempts {}, initialBackoff {}s, maxBackoff {}s, backoffMultiplier {}, jitter {}, retryableStatusCodes {}",
+                self.profile,
+                self.retries + 1,
+                b.base.as_secs_f64(),
+                b.cap.as_secs_f64(),
+                b.factor,
+                b.jitter,
+                self.retryable
+            )?;
+        }
+        if self.hedging_ignored {
+            write!(
+                f,
+                ", hedgingPolicy ignored ({} does not hedge)",
+                self.profile
+            )?;
         }
         Ok(())
     }
@@ -346,6 +473,7 @@ mod tests {
             status: 503,
             retry_after: Some(Duration::from_secs(s)),
             throttling: false,
+            grpc_status: None,
         };
         let (d, _) = run(Policy::new(Profile::Undici), ra(3), 1);
         assert_eq!(d, [3000; 5]);
@@ -381,6 +509,7 @@ mod tests {
             status: 429,
             retry_after: Some(Duration::from_secs(100)),
             throttling: false,
+            grpc_status: None,
         };
         let (d, _) = run(Policy::new(Profile::AxiosRetry), ra, 1);
         assert!(d.iter().all(|x| (100_000..=120_000).contains(x)), "{d:?}");

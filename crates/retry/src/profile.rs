@@ -198,6 +198,13 @@ pub enum Profile {
     /// retries the throttling codes, 429, 500, 502, 503, 504, 509, connection errors and
     /// timeouts, on any method.
     AwsLegacy,
+    /// A gRPC implementation's A6 retries (`grpc-core`, `grpc-js`, `grpc-go`,
+    /// `grpc-go-1.33`; see [`crate::grpc`]), configured by a service config
+    /// ([`crate::grpc::replica`]). Its defaults are A6's example `retryPolicy`: 4 attempts,
+    /// `initialBackoff` 0.1 s, `backoffMultiplier` 2, `maxBackoff` 1 s, the
+    /// implementation's jitter, `retryableStatusCodes` UNAVAILABLE (by gRPC status:
+    /// [`Outcome::grpc_code`]), on any method; `grpc-retry-pushback-ms` replaces the wait.
+    Grpc(crate::grpc::Implementation),
 }
 
 impl Profile {
@@ -226,6 +233,10 @@ impl Profile {
         "stamina",
         "backoff",
         "backon",
+        "grpc-core",
+        "grpc-js",
+        "grpc-go",
+        "grpc-go-1.33",
     ];
 
     /// The profile's name.
@@ -254,6 +265,7 @@ impl Profile {
             Profile::Stamina => "stamina",
             Profile::Backoff => "backoff",
             Profile::Backon => "backon",
+            Profile::Grpc(i) => i.name(),
         }
     }
 
@@ -278,6 +290,7 @@ impl Profile {
             Profile::Stamina => 9,
             Profile::Backoff => 25,
             Profile::Backon => 3,
+            Profile::Grpc(_) => 3,
         }
     }
 
@@ -365,6 +378,7 @@ impl Profile {
                 cap: Duration::MAX,
                 ..AWS_THROTTLING_BACKOFF
             },
+            Profile::Grpc(i) => crate::grpc::example_backoff(i),
         }
     }
 
@@ -469,6 +483,8 @@ impl Profile {
             Profile::PRetry | Profile::Stamina | Profile::Backoff | Profile::Backon => {
                 RetryAfter::IGNORE
             }
+            // `grpc-retry-pushback-ms`, uncapped.
+            Profile::Grpc(_) => wait(RetryAfterMode::Replace, Duration::MAX),
         }
     }
 
@@ -482,6 +498,8 @@ impl Profile {
             (Profile::Got, o) => packages::got_retries(method, o),
             (Profile::Ky, o) => packages::ky_retries(method, o),
             (Profile::PRetry | Profile::Stamina | Profile::Backoff | Profile::Backon, _) => true,
+            // A6's example `retryableStatusCodes`; a policy holds the configured ones.
+            (Profile::Grpc(_), o) => o.grpc_code() == crate::grpc::Code::UNAVAILABLE,
             (Profile::Undici, Outcome::Response { status, .. }) => {
                 method.is_idempotent() && matches!(status, 429 | 500 | 502 | 503 | 504)
             }
@@ -595,12 +613,16 @@ impl FromStr for Profile {
             "stamina" => Profile::Stamina,
             "backoff" => Profile::Backoff,
             "backon" => Profile::Backon,
-            _ => {
-                return Err(format!(
-                    "unknown policy `{s}` (expected one of: {})",
-                    Profile::NAMES.join(", ")
-                ))
-            }
+            "grpcio" => Profile::Grpc(crate::grpc::Implementation::Core),
+            name => match crate::grpc::Implementation::from_name(name) {
+                Some(i) => Profile::Grpc(i),
+                None => {
+                    return Err(format!(
+                        "unknown policy `{s}` (expected one of: {})",
+                        Profile::NAMES.join(", ")
+                    ))
+                }
+            },
         })
     }
 }
@@ -681,6 +703,7 @@ mod tests {
             status,
             retry_after: Some(Duration::from_secs(secs)),
             throttling: false,
+            grpc_status: None,
         }
     }
 

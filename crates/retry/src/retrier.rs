@@ -184,9 +184,9 @@ impl Retrier {
     /// treat the attempt as `Outcome::Failed(Failure::Throttled)` and call
     /// [`Retrier::decide`] with that.
     #[inline]
-    pub fn admit<R: Rng + ?Sized>(&mut self, _req: &Request, now: Nanos, rng: &mut R) -> bool {
+    pub fn admit<R: Rng + ?Sized>(&mut self, req: &Request, now: Nanos, rng: &mut R) -> bool {
         let ok = match &mut self.budget {
-            Some(b) => b.admit(now, rng),
+            Some(b) => b.admit(now, req.state.retries > 0, rng),
             None => true,
         };
         if ok {
@@ -246,7 +246,9 @@ impl Retrier {
     ) -> Decision {
         let throttled = matches!(outcome, Outcome::Failed(Failure::Throttled));
         if let (Some(b), false) = (&mut self.budget, throttled) {
-            b.on_attempt(now, attempt_result(outcome));
+            if self.strategy.policy.moves_budget(outcome) {
+                b.on_attempt(now, attempt_result(outcome));
+            }
         }
         let d = match self
             .strategy

@@ -184,6 +184,18 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         adapter: PYTHON_ADAPTER,
     },
     ExternalClient {
+        id: "node-grpc-js",
+        description: "@grpc/grpc-js client configured by the arm's service config (options.service_config), unary calls with raw bytes",
+        runtime: Runtime::Node,
+        adapter: NODE_ADAPTER,
+    },
+    ExternalClient {
+        id: "py-grpcio",
+        description: "grpcio (C-core) channel configured by the arm's service config (options.service_config), unary calls with raw bytes",
+        runtime: Runtime::Python,
+        adapter: PYTHON_ADAPTER,
+    },
+    ExternalClient {
         id: "go-retryablehttp",
         description: "hashicorp/go-retryablehttp defaults: 4 retries, 1 · 2^n s capped at 30 s (1, 2, 4, 8 s), no jitter, Retry-After honoured uncapped",
         runtime: Runtime::Go,

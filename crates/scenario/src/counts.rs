@@ -182,6 +182,12 @@ impl ServerCounts {
         self.first_retry.hedge_summary()
     }
 
+    /// Server-side second-hedge delays (a third arrival before any answer), when the
+    /// clients sent request ids.
+    pub fn second_hedge_delay(&self) -> Option<FirstRetrySummary> {
+        self.first_retry.second_hedge_summary()
+    }
+
     /// The totals over the run.
     pub fn totals(&self) -> ServerBucket {
         self.totals

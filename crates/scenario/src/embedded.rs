@@ -73,6 +73,10 @@ pub const EMBEDDED: &[Embedded] = &[
         name: "sdks",
         toml: include_str!("../scenarios/sdks.toml"),
     },
+    Embedded {
+        name: "grpc",
+        toml: include_str!("../scenarios/grpc.toml"),
+    },
 ];
 
 /// Looks up an embedded scenario by name.

@@ -23,7 +23,9 @@
 //! A second attempt that arrives while the server has not yet answered the first is a
 //! hedge (or a retry after the client timed the first out): its delay from the first
 //! arrival is kept apart ([`FirstRetries::hedge_summary`]), so a hedging replica's timer
-//! can be checked against a real library's where the load lands.
+//! can be checked against a real library's where the load lands. A third arrival while
+//! none has been answered is a second hedge ([`FirstRetries::second_hedge_summary`]), its
+//! delay from the first arrival too: gRPC's `hedgingPolicy` sends its attempts at 0, d, 2d.
 //!
 //! Memory is bounded by the requests in flight plus the ones that were retried: a first
 //! attempt that succeeds forgets its id.
@@ -43,7 +45,11 @@ enum Seen {
     First(u64),
     /// The first attempt was failed by the server at this instant (µs from the epoch).
     Failed(u64),
-    /// A second attempt arrived (measured or not): nothing more to learn.
+    /// A second attempt arrived before any answer, the first having arrived at this
+    /// instant (µs from the epoch): a third before any answer is a second hedge.
+    Hedged(u64),
+    /// A second attempt arrived after an answer, or a third (measured or not): nothing
+    /// more to learn.
     Retried,
 }
 
@@ -55,6 +61,8 @@ pub struct FirstRetries {
     hist: Histogram<u64>,
     /// Second arrivals before the first was answered: delays from the first arrival, µs.
     hedges: Histogram<u64>,
+    /// Third arrivals before any was answered: delays from the first arrival, µs.
+    second_hedges: Histogram<u64>,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -67,13 +75,17 @@ impl Default for FirstRetries {
             ids: HashMap::new(),
             hist: histogram(),
             hedges: histogram(),
+            second_hedges: histogram(),
         }
     }
 }
 
 impl PartialEq for FirstRetries {
     fn eq(&self, other: &Self) -> bool {
-        self.ids == other.ids && self.hist == other.hist && self.hedges == other.hedges
+        self.ids == other.ids
+            && self.hist == other.hist
+            && self.hedges == other.hedges
+            && self.second_hedges == other.second_hedges
     }
 }
 
@@ -107,14 +119,15 @@ impl FirstRetries {
                 self.ids.insert(id, Seen::First(micros(t)));
             }
             Some(Seen::Failed(at)) => {
-                let gap = micros(t).saturating_sub(at).max(1);
-                // Beyond an hour is not a retry delay worth a bucket; clamp rather than lose it.
-                let _ = self.hist.record(gap.min(self.hist.high()));
+                record(&mut self.hist, micros(t).saturating_sub(at));
                 self.ids.insert(id, Seen::Retried);
             }
             Some(Seen::First(at)) => {
-                let gap = micros(t).saturating_sub(at).max(1);
-                let _ = self.hedges.record(gap.min(self.hedges.high()));
+                record(&mut self.hedges, micros(t).saturating_sub(at));
+                self.ids.insert(id, Seen::Hedged(at));
+            }
+            Some(Seen::Hedged(at)) => {
+                record(&mut self.second_hedges, micros(t).saturating_sub(at));
                 self.ids.insert(id, Seen::Retried);
             }
             Some(Seen::Retried) => {}
@@ -123,15 +136,21 @@ impl FirstRetries {
 
     /// The server failed an attempt of `id` at `t` (503, reset or shed).
     pub fn failed(&mut self, id: u64, t: Duration) {
-        if let Some(s @ Seen::First(_)) = self.ids.get_mut(&id) {
-            *s = Seen::Failed(micros(t));
+        match self.ids.get_mut(&id) {
+            Some(s @ Seen::First(_)) => *s = Seen::Failed(micros(t)),
+            Some(s @ Seen::Hedged(_)) => *s = Seen::Retried,
+            _ => {}
         }
     }
 
     /// The server answered an attempt of `id` with success.
     pub fn succeeded(&mut self, id: u64) {
-        if matches!(self.ids.get(&id), Some(Seen::First(_))) {
-            self.ids.remove(&id);
+        match self.ids.get_mut(&id) {
+            Some(Seen::First(_)) => {
+                self.ids.remove(&id);
+            }
+            Some(s @ Seen::Hedged(_)) => *s = Seen::Retried,
+            _ => {}
         }
     }
 
@@ -145,6 +164,18 @@ impl FirstRetries {
     pub fn hedge_summary(&self) -> Option<FirstRetrySummary> {
         summary(&self.hedges)
     }
+
+    /// Third arrivals before the server answered any: their delays from the first arrival
+    /// (a second hedge's), or `None` when there was none.
+    pub fn second_hedge_summary(&self) -> Option<FirstRetrySummary> {
+        summary(&self.second_hedges)
+    }
+}
+
+/// Records a delay of `us` µs (at least 1). Beyond an hour is not a delay worth a bucket;
+/// clamped rather than lost.
+fn record(h: &mut Histogram<u64>, us: u64) {
+    let _ = h.record(us.max(1).min(h.high()));
 }
 
 fn summary(h: &Histogram<u64>) -> Option<FirstRetrySummary> {
@@ -215,6 +246,26 @@ mod tests {
         assert_eq!(h.count, 1);
         assert!((h.p50 - 100.0).abs() <= 0.1, "{h:?}");
         assert_eq!(f.summary().expect("one retry").count, 1);
+        assert_eq!(f.second_hedge_summary(), None);
+    }
+
+    #[test]
+    fn a_third_arrival_before_any_answer_is_a_second_hedge() {
+        let mut f = FirstRetries::new();
+        // grpc-js's hedgingPolicy against a slow server: attempts at 0, 100, 200 ms.
+        f.arrived(1, ms(0));
+        f.arrived(1, ms(100));
+        f.arrived(1, ms(200));
+        f.arrived(1, ms(300));
+        // Hedged, then an answer: the next arrival is not at the hedging delay.
+        f.arrived(2, ms(0));
+        f.arrived(2, ms(100));
+        f.failed(2, ms(101));
+        f.arrived(2, ms(102));
+        assert_eq!(f.hedge_summary().expect("two hedges").count, 2);
+        let h = f.second_hedge_summary().expect("one second hedge");
+        assert_eq!(h.count, 1);
+        assert!((h.p50 - 200.0).abs() <= 0.2, "{h:?}");
     }
 
     #[test]

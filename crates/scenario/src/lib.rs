@@ -23,6 +23,7 @@ pub mod mergeable;
 pub mod model;
 pub mod parse;
 pub mod policy_spec;
+pub mod protocol;
 pub mod rate_limit;
 mod raw;
 pub mod record;
@@ -54,6 +55,7 @@ pub use mergeable::{ArmShard, ServerScope, ShardSection};
 pub use model::*;
 pub use parse::parse;
 pub use policy_spec::PolicySpec;
+pub use protocol::{GrpcStatus, Protocol};
 pub use rate_limit::RateLimit;
 pub use record::{ArmFacts, ConsumerTally, LogicalRecord, Recorder, RecorderParts};
 pub use report::{

@@ -160,6 +160,11 @@ pub struct Client {
     pub preconnect: usize,
     /// A single attempt's timeout; `None` waits for ever.
     pub attempt_timeout: Option<Duration>,
+    /// HTTP/2 and gRPC (`[upstream] protocol`): the connections herd's driver spreads an
+    /// arm's streams over, per driving thread (default 1, a gRPC channel's one
+    /// connection). `pool_max_connections` still caps the attempts in flight. HTTP/1.1
+    /// ignores it: there every attempt in flight holds a connection of its own.
+    pub connections: usize,
 }
 
 /// The upstream's faults and capacity.
@@ -197,6 +202,9 @@ pub struct Upstream {
     /// How herd's own answers are worded: plain, or as S3 or DynamoDB would answer
     /// (see [`crate::dialect`]).
     pub dialect: crate::Dialect,
+    /// What the upstream speaks: HTTP/1.1, h2c, or gRPC over h2c with its fates answered
+    /// as gRPC statuses (see [`crate::protocol`]).
+    pub protocol: crate::Protocol,
     /// `tls = "self-signed"`, or `tls_cert` and `tls_key`: herd's front serves HTTPS on
     /// a socket (see [`crate::tls`]); `None` serves plain HTTP. The simulator ignores it.
     pub tls: Option<crate::ServeTls>,
@@ -222,6 +230,7 @@ impl Upstream {
             rate_limit: None,
             target: None,
             dialect: Default::default(),
+            protocol: Default::default(),
             tls: None,
         }
     }

@@ -80,6 +80,7 @@ impl Check<'_> {
 }
 
 mod consumers;
+mod grpc;
 mod hops;
 mod rate_limit;
 mod target;
@@ -185,6 +186,23 @@ impl Check<'_> {
         let upstream = self.upstream(&keys(&["upstream"]), raw.upstream)?;
         let network = self.network(raw.network)?;
         let hops = self.hops(raw.hops, client.attempt_timeout)?;
+        // Each hop calls the next over HTTP/1.1 (herd-retry's HTTP policies), so a graph
+        // is HTTP/1.1 from the edge to the bottom.
+        let h2 = std::iter::once((keys(&["upstream", "protocol"]), upstream.protocol)).chain(
+            hops.iter().enumerate().map(|(i, h)| {
+                let mut at = vec![Seg::Key("hops".into()), Seg::Index(i)];
+                at.extend(["server", "protocol"].map(|k| Seg::Key(k.into())));
+                (at, h.server.protocol)
+            }),
+        );
+        for (key, protocol) in h2 {
+            if protocol.is_h2() && !hops.is_empty() {
+                return Err(self.err(
+                    &key,
+                    "a call graph ([[hops]]) is HTTP/1.1 from hop to hop; an HTTP/2 or gRPC `protocol` needs a scenario without hops",
+                ));
+            }
+        }
         if raw.arms.is_empty() {
             return Err(self.err(
                 &keys(&["arms"]),
@@ -327,10 +345,15 @@ impl Check<'_> {
             ));
         }
         let t = self.ms(&k("attempt_timeout_ms"), c.attempt_timeout_ms)?;
+        let connections = self.count(&k("connections"), c.connections)?;
+        if connections == 0 {
+            return Err(self.err(&k("connections"), "must be at least 1"));
+        }
         Ok(Client {
             pool_max_connections: pool as usize,
             preconnect: preconnect as usize,
             attempt_timeout: (!t.is_zero()).then_some(t),
+            connections: connections as usize,
         })
     }
 
@@ -370,6 +393,30 @@ impl Check<'_> {
                 )
             })?,
         };
+        let protocol = match u.protocol.as_deref() {
+            None => crate::Protocol::Http1,
+            Some(name) => crate::Protocol::from_name(name).ok_or_else(|| {
+                self.err(
+                    &k("protocol"),
+                    format!(
+                        "unknown protocol `{name}` (expected one of: {})",
+                        crate::Protocol::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        };
+        if protocol.is_grpc() && dialect != crate::Dialect::Plain {
+            return Err(self.err(
+                &k("dialect"),
+                "a gRPC upstream answers in gRPC statuses; `dialect` is for HTTP services (S3, DynamoDB)",
+            ));
+        }
+        if protocol.is_h2() && target.is_some() {
+            return Err(self.err(
+                &k("protocol"),
+                "the proxy front forwards HTTP/1.1 only; an HTTP/2 or gRPC `protocol` needs herd's own upstream (no `target`)",
+            ));
+        }
         let rate_limit = u.rate_limit.map(|r| self.rate_limit(at, r)).transpose()?;
         let mut incidents = Vec::with_capacity(u.incidents.len());
         for (i, inc) in u.incidents.into_iter().enumerate() {
@@ -390,6 +437,7 @@ impl Check<'_> {
             rate_limit,
             target,
             dialect,
+            protocol,
             tls,
         })
     }
@@ -511,6 +559,11 @@ impl Check<'_> {
         }
         if let Some(c) = a.client.clone() {
             return self.real_client(at, a, c);
+        }
+        if let Some(Ok(herd_retry::Profile::Grpc(imp))) =
+            a.policy.as_deref().map(str::parse::<herd_retry::Profile>)
+        {
+            return self.grpc_arm(at, a, imp);
         }
         if a.options.is_some() {
             return Err(self.err(
@@ -659,20 +712,7 @@ impl Check<'_> {
     /// policy knobs and keeping its `options` as JSON.
     fn real_client_arm(&self, at: &[Seg], a: RawArm, kind: ArmClient, client: &str) -> R<Arm> {
         let k = |x| under(at, x);
-        let knobs = [
-            ("policy", a.policy.is_some()),
-            ("jitter", a.jitter.is_some()),
-            ("retries", a.retries.is_some()),
-            ("base_ms", a.base_ms.is_some()),
-            ("factor", a.factor.is_some()),
-            ("cap_ms", a.cap_ms.is_some()),
-            ("budget", a.budget.is_some()),
-            ("retry_after", a.retry_after.is_some()),
-            ("deadline_ms", a.deadline_ms.is_some()),
-            ("hedge", a.hedge.is_some()),
-            ("breaker", a.breaker.is_some()),
-        ];
-        if let Some((knob, _)) = knobs.iter().find(|(_, set)| *set) {
+        if let Some(knob) = first_knob(&a, &[]) {
             return Err(self.err(
                 &k(knob),
                 format!("`{knob}` does not apply to client `{client}`: a real client runs with its own configuration"),
@@ -708,6 +748,27 @@ fn under(at: &[Seg], x: &str) -> Vec<Seg> {
     let mut path = at.to_vec();
     path.push(Seg::Key(x.into()));
     path
+}
+
+/// The first of herd's policy knobs `a` sets, but those in `allowed`: an arm whose retries
+/// come from elsewhere (a real client, a gRPC service config) refuses it.
+fn first_knob(a: &RawArm, allowed: &[&str]) -> Option<&'static str> {
+    [
+        ("policy", a.policy.is_some()),
+        ("jitter", a.jitter.is_some()),
+        ("retries", a.retries.is_some()),
+        ("base_ms", a.base_ms.is_some()),
+        ("factor", a.factor.is_some()),
+        ("cap_ms", a.cap_ms.is_some()),
+        ("budget", a.budget.is_some()),
+        ("retry_after", a.retry_after.is_some()),
+        ("deadline_ms", a.deadline_ms.is_some()),
+        ("hedge", a.hedge.is_some()),
+        ("breaker", a.breaker.is_some()),
+    ]
+    .into_iter()
+    .find(|(knob, set)| *set && !allowed.contains(knob))
+    .map(|(knob, _)| knob)
 }
 
 #[cfg(test)]

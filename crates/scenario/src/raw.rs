@@ -118,6 +118,7 @@ pub(crate) struct RawClient {
     pub pool_max_connections: i64,
     pub preconnect: i64,
     pub attempt_timeout_ms: f64,
+    pub connections: i64,
 }
 
 impl Default for RawClient {
@@ -126,6 +127,7 @@ impl Default for RawClient {
             pool_max_connections: 256,
             preconnect: 0,
             attempt_timeout_ms: 0.0,
+            connections: 1,
         }
     }
 }
@@ -147,6 +149,7 @@ pub(crate) struct RawUpstream {
     pub rate_limit: Option<RawRateLimit>,
     pub target: Option<String>,
     pub dialect: Option<String>,
+    pub protocol: Option<String>,
     pub connect_timeout_ms: Option<f64>,
     pub answer_timeout_ms: Option<f64>,
     pub settle_ms: Option<f64>,
@@ -175,6 +178,7 @@ impl Default for RawUpstream {
             rate_limit: None,
             target: None,
             dialect: None,
+            protocol: None,
             connect_timeout_ms: None,
             answer_timeout_ms: None,
             settle_ms: None,

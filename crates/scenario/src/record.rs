@@ -250,6 +250,7 @@ impl Recorder {
             command: facts.command,
             server_first_retry_ms: server.first_retry(),
             server_hedge_ms: server.hedge_delay(),
+            server_second_hedge_ms: server.second_hedge_delay(),
             target_requests: facts.target.map(TargetCounts::requests),
             target_status: facts.target.map(TargetCounts::status),
             target_errors: facts.target.map(TargetCounts::errors),

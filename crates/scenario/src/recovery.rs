@@ -56,6 +56,7 @@ mod tests {
             rate_limit: None,
             target: None,
             dialect: Default::default(),
+            protocol: Default::default(),
             tls: None,
         }
     }

@@ -335,6 +335,11 @@ pub struct ArmReport {
     /// runs only; absent when there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_hedge_ms: Option<FirstRetrySummary>,
+    /// A logical request's third attempt that reached the upstream before it answered any
+    /// (a second hedge): its delay from the first arrival (gRPC's `hedgingPolicy` sends
+    /// attempts at 0, d, 2d). Real runs only; absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_second_hedge_ms: Option<FirstRetrySummary>,
     /// Proxy runs only: requests the front forwarded to the target (those that drew no
     /// fault and were not shed). `server_requests` minus this is what herd answered itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -56,4 +56,16 @@ fn bad_hop_keys_are_named_by_file_line_and_path() {
     assert!(m.contains("colour"), "{m}");
     let m = error("server = { target = \"http://127.0.0.1:1\" }\nclient = { policy = \"naive\" }");
     assert!(m.contains("hops[0].server.target"), "{m}");
+    let m = error("server = { protocol = \"h2c\" }\nclient = { policy = \"naive\" }");
+    assert!(
+        m.starts_with("h.toml:7:") && m.contains("hops[0].server.protocol"),
+        "{m}"
+    );
+    let bottom =
+        format!("name = \"h\"\n[upstream]\nprotocol = \"grpc\"\n{ARM}[[hops]]\nid = \"s\"\nclient = {{ policy = \"naive\" }}\n");
+    let m = parse(&bottom, "h.toml").unwrap_err().to_string();
+    assert!(
+        m.starts_with("h.toml:3:") && m.contains("upstream.protocol") && m.contains("HTTP/1.1"),
+        "{m}"
+    );
 }

@@ -17,7 +17,7 @@
 //! the [`Recorder`].
 
 use crate::deferred::Deferred;
-use crate::event::{Answer, Attempt, AttemptId, Event, Swept};
+use crate::event::{Answer, Attempt, AttemptId, Event, Hints, Swept};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::{Decision, Failure, Method, Nanos, Outcome, Request, Retrier};
 use herd_scenario::Recorder;
@@ -89,9 +89,8 @@ pub(crate) struct Wiring {
 pub(crate) struct Client {
     retrier: Retrier,
     method: Method,
-    retry_after: Option<Duration>,
-    /// The hint a rate limit's rejection carries when it carries one.
-    limit_retry_after: Option<Duration>,
+    /// How the upstream's answers become outcomes.
+    hints: Hints,
     wiring: Wiring,
     timeout: Option<u64>,
     /// `timeout` as a `Duration`, what the retrier takes (converted back once, not at
@@ -135,7 +134,7 @@ impl Client {
         method: Method,
         slots: usize,
         timeout: Option<Duration>,
-        (retry_after, limit_retry_after): (Option<Duration>, Option<Duration>),
+        hints: Hints,
         mut wiring: Wiring,
     ) -> Self {
         let deferred = wiring.deferred.take();
@@ -143,8 +142,7 @@ impl Client {
         Client {
             retrier,
             method,
-            retry_after,
-            limit_retry_after,
+            hints,
             timeout: timeout.map(nanos),
             timeout_d: timeout.map(|t| Duration::from_nanos(nanos(t))),
             no_deadline,
@@ -395,24 +393,7 @@ impl Client {
             return;
         }
         self.release(s);
-        let outcome = match answer {
-            Answer::Ok => Outcome::status(200),
-            Answer::Unavailable { hinted } => Outcome::Response {
-                status: 503,
-                retry_after: self.retry_after.filter(|_| hinted),
-                throttling: false,
-            },
-            Answer::Reset => Outcome::Failed(Failure::Reset),
-            Answer::Limited {
-                status,
-                hinted,
-                throttling,
-            } => Outcome::Response {
-                status,
-                retry_after: self.limit_retry_after.filter(|_| hinted),
-                throttling,
-            },
-        };
+        let outcome = self.hints.outcome(answer);
         self.conclude(s, id.req, &outcome);
     }
 

@@ -7,7 +7,9 @@
 //! being searched for and cancelled. Keeping events at 24 bytes keeps the queues in cache.
 
 use herd_retry::consumer::Timer;
+use herd_retry::{Failure, Outcome};
 use herd_scenario::HoldAnswer;
+use std::time::Duration;
 
 /// One thing due at one instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +111,55 @@ pub(crate) enum Answer {
         /// `herd_scenario::dialect`).
         throttling: bool,
     },
+}
+
+/// How the upstream's answers reach a client as outcomes: the hints its 503s and its rate
+/// limit's rejections carry, and whether they are gRPC statuses
+/// (`herd_scenario::protocol`, the same codes the real upstream sends).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Hints {
+    /// The `Retry-After` (or `grpc-retry-pushback-ms`) of an injected 503.
+    pub unavailable: Option<Duration>,
+    /// The one of a rate limit's rejection.
+    pub limited: Option<Duration>,
+    /// Whether the upstream speaks gRPC.
+    pub grpc: bool,
+}
+
+impl Hints {
+    /// What the client makes of `answer`.
+    #[inline]
+    pub(crate) fn outcome(&self, answer: Answer) -> Outcome {
+        use herd_scenario::GrpcStatus;
+        match answer {
+            Answer::Ok if self.grpc => Outcome::grpc(GrpcStatus::OK.code, None),
+            Answer::Ok => Outcome::status(200),
+            Answer::Unavailable { hinted } if self.grpc => Outcome::grpc(
+                GrpcStatus::UNAVAILABLE.code,
+                self.unavailable.filter(|_| hinted),
+            ),
+            Answer::Unavailable { hinted } => Outcome::Response {
+                status: 503,
+                retry_after: self.unavailable.filter(|_| hinted),
+                throttling: false,
+                grpc_status: None,
+            },
+            Answer::Reset => Outcome::Failed(Failure::Reset),
+            Answer::Limited { hinted, .. } if self.grpc => {
+                Outcome::grpc(GrpcStatus::LIMITED.code, self.limited.filter(|_| hinted))
+            }
+            Answer::Limited {
+                status,
+                hinted,
+                throttling,
+            } => Outcome::Response {
+                status,
+                retry_after: self.limited.filter(|_| hinted),
+                throttling,
+                grpc_status: None,
+            },
+        }
+    }
 }
 
 #[cfg(test)]

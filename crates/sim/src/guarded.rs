@@ -39,7 +39,7 @@
 //! rule (failsafe-rs' jittered open time) draws from a stream of the arm's seed that no
 //! logical request uses.
 
-use crate::event::{Answer, Attempt, AttemptId, Event};
+use crate::event::{Answer, Attempt, AttemptId, Event, Hints};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::breaker::{Admission, Breaker, BreakerConfig, Permit, State, CANCELLED, REJECTED};
 use herd_retry::hedge::{Action, Hedge, HedgePolicy, Hedger, MAX_ATTEMPTS};
@@ -118,8 +118,7 @@ pub(crate) struct Guarded {
     breaker: Option<Breaker>,
     breaker_rng: Pcg64Mcg,
     method: Method,
-    retry_after: Option<Duration>,
-    limit_retry_after: Option<Duration>,
+    hints: Hints,
     up: LaneId,
     one_way: u64,
     timeout: Option<Duration>,
@@ -156,7 +155,7 @@ pub(crate) struct Setup {
     pub method: Method,
     pub slots: usize,
     pub timeout: Option<Duration>,
-    pub hints: (Option<Duration>, Option<Duration>),
+    pub hints: Hints,
     pub up: LaneId,
     pub one_way: u64,
     pub breaker_rng: Pcg64Mcg,
@@ -175,8 +174,7 @@ impl Guarded {
             breaker: breaker.map(|c| Breaker::new(c, 0)),
             breaker_rng: setup.breaker_rng,
             method: setup.method,
-            retry_after: setup.hints.0,
-            limit_retry_after: setup.hints.1,
+            hints: setup.hints,
             up: setup.up,
             one_way: setup.one_way,
             timeout: setup.timeout,
@@ -498,24 +496,7 @@ impl Guarded {
             return;
         }
         self.release(s);
-        let outcome = match answer {
-            Answer::Ok => Outcome::status(200),
-            Answer::Unavailable { hinted } => Outcome::Response {
-                status: 503,
-                retry_after: self.retry_after.filter(|_| hinted),
-                throttling: false,
-            },
-            Answer::Reset => Outcome::Failed(Failure::Reset),
-            Answer::Limited {
-                status,
-                hinted,
-                throttling,
-            } => Outcome::Response {
-                status,
-                retry_after: self.limit_retry_after.filter(|_| hinted),
-                throttling,
-            },
-        };
+        let outcome = self.hints.outcome(answer);
         self.end_leg(s, id, outcome);
     }
 

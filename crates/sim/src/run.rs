@@ -8,7 +8,7 @@
 use crate::client::{Client, Wiring, NO_OWNER};
 use crate::consumers;
 use crate::deferred::Deferred;
-use crate::event::{Event, Swept};
+use crate::event::{Event, Hints, Swept};
 use crate::guarded::{GuardOutcome, Guarded, Setup};
 use crate::lane;
 use crate::network;
@@ -355,7 +355,7 @@ pub(crate) struct Plain<'a> {
     /// The one-way network delay, ns.
     pub(crate) one_way: u64,
     /// The hints the server's 503s and rate-limit rejections carry.
-    pub(crate) retry_after: (Option<Duration>, Option<Duration>),
+    pub(crate) retry_after: Hints,
 }
 
 impl<'a> Plain<'a> {
@@ -381,10 +381,11 @@ impl<'a> Plain<'a> {
             .filter(|_| timeouts.is_some())
             .and_then(|t| Deferred::new(nanos(t), &mut s));
         let hint = |s: u64| (s > 0).then(|| Duration::from_secs(s));
-        let retry_after = (
-            hint(config.retry_after_s),
-            config.rate_limit.and_then(|r| hint(r.retry_after_s)),
-        );
+        let retry_after = Hints {
+            unavailable: hint(config.retry_after_s),
+            limited: config.rate_limit.and_then(|r| hint(r.retry_after_s)),
+            grpc: config.protocol.is_grpc(),
+        };
         let server = Server::new(config, faults, down);
         let client = Client::new(
             Retrier::new(strategy),

@@ -8,6 +8,12 @@
 //! FIN: the client reads `ECONNRESET` ("Connection reset by peer"). One descriptor per
 //! connection, so 10,000 idle clients cost 10,000 descriptors, not twice that.
 //!
+//! An upstream whose scenario says `protocol = "h2c"` or `"grpc"` serves each connection
+//! with hyper-util's `auto` builder instead: HTTP/2 with prior knowledge (the client's
+//! preface picks it) and HTTP/1.1 on the same port, so curl and `/__herd/stats` still work.
+//! HTTP/2 requests run as hyper's stream tasks, one per request, and a reset is that
+//! stream's `RST_STREAM` ([`crate::handler`]); the TCP reset above stays HTTP/1.1's.
+//!
 //! With `[upstream] tls` the first bytes are a TLS handshake ([`crate::tls`]), and hyper
 //! serves the TLS stream instead; a reset still closes the TCP socket under it with an RST.
 
@@ -17,7 +23,8 @@ use crate::shared::Shared;
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +39,8 @@ use tokio::sync::Notify;
 #[derive(Debug)]
 pub(crate) struct Http {
     builder: http1::Builder,
+    /// For an HTTP/2 protocol: HTTP/2 with prior knowledge, and HTTP/1.1 beside it.
+    auto: Option<auto::Builder<TokioExecutor>>,
     /// A new connection must send its first byte within this (the header-read timeout);
     /// a TLS handshake must also be done within it.
     first_byte: Duration,
@@ -40,7 +49,7 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    pub(crate) fn new(options: &Options) -> Self {
+    pub(crate) fn new(options: &Options, protocol: herd_scenario::Protocol) -> Self {
         let mut builder = http1::Builder::new();
         builder
             .keep_alive(true)
@@ -49,8 +58,28 @@ impl Http {
             .max_header_size(options.max_header_bytes)
             // The read buffer must hold a whole head of the largest size allowed.
             .max_buf_size(options.max_header_bytes.max(8192) * 2);
+        let auto = protocol.is_h2().then(|| {
+            let mut b = auto::Builder::new(TokioExecutor::new());
+            b.http1()
+                .keep_alive(true)
+                .timer(TokioTimer::new())
+                .header_read_timeout(options.header_read_timeout)
+                .max_buf_size(options.max_header_bytes.max(8192) * 2);
+            // No cap on streams a client may open: gRPC servers (grpc-go) set none, and a
+            // client that multiplexes its burst over few connections queues at the
+            // workers, where herd counts it, not in the transport. The injected resets
+            // and a hedging client's cancels are resets by design, not an attack.
+            b.http2()
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(None)
+                .max_pending_accept_reset_streams(None)
+                .max_local_error_reset_streams(None)
+                .max_header_list_size(u32::try_from(options.max_header_bytes).unwrap_or(u32::MAX));
+            b
+        });
         Http {
             builder,
+            auto,
             first_byte: options.header_read_timeout,
             tls: options.tls.clone(),
         }
@@ -103,13 +132,22 @@ async fn serve_http<S: Socket>(stream: S, shared: Arc<Shared>, http: Arc<Http>) 
         stream: TokioIo::new(stream),
         reset: reset.clone(),
     };
-    let conn = {
+    let service = {
         let reset = reset.clone();
-        http.builder.serve_connection(
-            io,
-            service_fn(move |req| handler::handle(shared.clone(), reset.clone(), peer, req)),
-        )
+        service_fn(move |req| handler::handle(shared.clone(), reset.clone(), peer, req))
     };
+    match &http.auto {
+        None => until_reset(http.builder.serve_connection(io, service), &reset).await,
+        Some(auto) => until_reset(auto.serve_connection(io, service), &reset).await,
+    }
+    // The hyper connection (and its Io) is gone: the RST is sent if asked.
+}
+
+/// Drives `conn` until it ends or a handler asks for the connection's reset.
+async fn until_reset<E: std::fmt::Display>(
+    conn: impl std::future::Future<Output = Result<(), E>>,
+    reset: &Reset,
+) {
     tokio::select! {
         biased;
         () = reset.asked.notified() => {}
@@ -119,7 +157,6 @@ async fn serve_http<S: Socket>(stream: S, shared: Arc<Shared>, http: Arc<Http>) 
             }
         }
     }
-    // The hyper connection (and its Io) is gone with the select: the RST is sent if asked.
 }
 
 /// A connection's reset trigger, shared by its handlers, its task and its [`Io`].

@@ -5,10 +5,18 @@
 //! rejected request is answered at once and draws no fate; a delayed one waits in its
 //! handler (no worker), then meets its fate at the end of the delay, unless its client
 //! left and the handler was dropped meanwhile.
-//! A reset cannot be an HTTP response, so the handler asks its connection task to send the
-//! RST (through the connection's [`Reset`]) and then never completes; the connection task
-//! drops it along with the connection. Work runs inline (see [`Job`]): a request spawns no
-//! task, and a zero service time on a free worker answers without touching a timer.
+//! A reset cannot be an HTTP response. On HTTP/1.1 the handler asks its connection task to
+//! send the RST (through the connection's [`Reset`]) and then never completes; the
+//! connection task drops it along with the connection. On HTTP/2 a reset is the request's
+//! own stream's: the handler returns [`ResetStream`], and hyper answers a service error
+//! with `RST_STREAM` (`INTERNAL_ERROR`) on that stream, leaving the connection and its
+//! other streams alone. A gRPC call (an HTTP/2 request with `content-type:
+//! application/grpc` to a `protocol = "grpc"` upstream) is answered in gRPC statuses
+//! ([`crate::grpc`]); the fate, the counts and the capacity are the same.
+//!
+//! Work runs inline (see [`Job`]): a request spawns no task (on HTTP/2, hyper gives each
+//! stream a task of its own), and a zero service time on a free worker answers without
+//! touching a timer.
 
 use crate::capacity::Admission;
 use crate::conn::Reset;
@@ -23,9 +31,8 @@ use bytes::Bytes;
 use herd_scenario::rate_limit::Verdict;
 use herd_scenario::{Fate, HoldAnswer, ServerEvent, Shed, TargetOutcome, REQUEST_ID_HEADER};
 use http::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
-use http::{Method, Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
-use std::convert::Infallible;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,7 +46,7 @@ pub(crate) async fn handle(
     reset: Arc<Reset>,
     peer: Option<IpAddr>,
     req: Request<Incoming>,
-) -> Result<Reply, Infallible> {
+) -> Result<Reply, ResetStream> {
     let path = req.uri().path();
     if path.starts_with(CONTROL) || path == metrics::PATH {
         let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
@@ -50,6 +57,13 @@ pub(crate) async fn handle(
         });
     }
     let id = request_id(&req);
+    let h2 = req.version() == Version::HTTP_2;
+    // A gRPC call: its attempt number (1 for the first), which its answer carries back.
+    let grpc = (shared.config.protocol.is_grpc() && crate::grpc::is_call(&req)).then(|| {
+        let previous = crate::grpc::previous_attempts(&req);
+        shared.stats.grpc_attempt(previous);
+        previous.saturating_add(1)
+    });
     let mut t = shared.now();
     // Whether `Received` is counted already.
     let mut counted = false;
@@ -59,7 +73,7 @@ pub(crate) async fn handle(
             Verdict::Admit => {}
             Verdict::Reject => {
                 shared.answered_at_once(t, ServerEvent::Limited, id, false);
-                return Ok(shared.limited());
+                return Ok(shared.limited(grpc));
             }
             Verdict::Delay(d) => {
                 shared.stats.record(t, ServerEvent::Received, id);
@@ -90,7 +104,7 @@ pub(crate) async fn handle(
     Ok(match fate {
         Fate::Error503 => {
             shared.answered_at_once(t, ServerEvent::Error503, id, counted);
-            shared.unavailable()
+            shared.unavailable(grpc)
         }
         // Work that takes no time on a free worker: served and done in one instant.
         Fate::Work { service, .. }
@@ -100,13 +114,13 @@ pub(crate) async fn handle(
                 && shared.capacity.serve_at_once() =>
         {
             shared.answered_at_once(t, ServerEvent::Ok, id, counted);
-            shared.ok()
+            shared.ok(grpc)
         }
         Fate::Reset { after } => {
             received();
             crate::precise::sleep(after).await;
             shared.record(ServerEvent::Reset, id);
-            return reset_connection(&reset).await;
+            return reset_request(&reset, h2).await;
         }
         Fate::Hold { until, answer } => {
             received();
@@ -115,11 +129,11 @@ pub(crate) async fn handle(
             match answer {
                 HoldAnswer::Reset => {
                     shared.stats.record(until, ServerEvent::Reset, id);
-                    return reset_connection(&reset).await;
+                    return reset_request(&reset, h2).await;
                 }
                 HoldAnswer::Status503 => {
                     shared.stats.record(until, ServerEvent::Error503, id);
-                    shared.unavailable()
+                    shared.unavailable(grpc)
                 }
             }
         }
@@ -129,8 +143,8 @@ pub(crate) async fn handle(
                 Admission::Shed => {
                     shared.record(ServerEvent::Shed, id);
                     match shared.config.shed {
-                        Shed::Reset => return reset_connection(&reset).await,
-                        Shed::Status503 => text(StatusCode::SERVICE_UNAVAILABLE, "shed\n"),
+                        Shed::Reset => return reset_request(&reset, h2).await,
+                        Shed::Status503 => shared.shed(grpc),
                     }
                 }
                 admitted => {
@@ -150,7 +164,7 @@ pub(crate) async fn handle(
                         return std::future::pending().await;
                     }
                     shared.record(ServerEvent::Ok, id);
-                    shared.ok()
+                    shared.ok(grpc)
                 }
             }
         }
@@ -167,8 +181,26 @@ fn request_id<B>(req: &Request<B>) -> Option<u64> {
         .ok()
 }
 
-/// Asks the connection task for an RST; never completes (the task drops this future).
-async fn reset_connection(trigger: &Reset) -> Result<Reply, Infallible> {
+/// A reset on HTTP/2: hyper answers this service error with `RST_STREAM`
+/// (`INTERNAL_ERROR`) on the request's stream.
+#[derive(Debug)]
+pub(crate) struct ResetStream;
+
+impl std::fmt::Display for ResetStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("reset (injected)")
+    }
+}
+
+impl std::error::Error for ResetStream {}
+
+/// Resets the request: on HTTP/2 its stream ([`ResetStream`]); on HTTP/1.1 its connection,
+/// by asking the connection task for an RST, and never completes (the task drops this
+/// future).
+async fn reset_request(trigger: &Reset, h2: bool) -> Result<Reply, ResetStream> {
+    if h2 {
+        return Err(ResetStream);
+    }
     trigger.fire();
     std::future::pending().await
 }

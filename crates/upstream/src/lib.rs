@@ -66,6 +66,7 @@ mod capacity;
 mod conn;
 pub mod fd_limit;
 mod forward;
+mod grpc;
 mod handler;
 mod job;
 mod metrics;

@@ -71,7 +71,7 @@ pub(crate) async fn serve(
     match detached(admitted, &shared.closing, job).await {
         Some((true, _pending)) => {
             shared.record(ServerEvent::Ok, id);
-            shared.ok()
+            shared.ok(None)
         }
         Some((false, _pending)) => {
             shared.record(ServerEvent::Error503, id);

@@ -51,9 +51,9 @@ pub async fn run(
         Ok(addr) => Admin::for_listen(addr, options.admin_token.clone()),
         Err(_) => Admin::for_listen(([0, 0, 0, 0], 0).into(), options.admin_token.clone()),
     };
+    let http = Arc::new(conn::Http::new(&options, config.protocol));
     let shared = Shared::new(config, seed, epoch, stats, closed, admin);
     let shared = Arc::new(shared.onward(options.onward.clone(), seed));
-    let http = Arc::new(conn::Http::new(&options));
     let mut conns = JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {

@@ -7,8 +7,9 @@ use crate::onward::Onward;
 use crate::options::Admin;
 use crate::reply::{text_static, worded, Reply};
 use crate::Stats;
+use herd_scenario::protocol::pushback_ms;
 use herd_scenario::rate_limit::Limiter;
-use herd_scenario::ServerEvent;
+use herd_scenario::{GrpcStatus, ServerEvent};
 use http::header::{HeaderValue, RETRY_AFTER};
 use http::StatusCode;
 use rand_pcg::Pcg64Mcg;
@@ -100,8 +101,13 @@ impl Shared {
         self.stats.record(self.now(), ev, id);
     }
 
-    /// A 503 as the fault rules mean it, with `Retry-After` when configured.
-    pub(crate) fn unavailable(&self) -> Reply {
+    /// A 503 as the fault rules mean it, with `Retry-After` when configured; to a gRPC
+    /// call (`grpc`: its attempt number), UNAVAILABLE with the same wait as `grpc-retry-pushback-ms`.
+    pub(crate) fn unavailable(&self, grpc: Option<u64>) -> Reply {
+        if let Some(attempt) = grpc {
+            let pushback = pushback_ms(self.config.retry_after_s);
+            return crate::grpc::error(GrpcStatus::UNAVAILABLE, pushback, attempt);
+        }
         let mut r = match self.config.dialect.unavailable() {
             Some(w) => worded(w),
             None => text_static(StatusCode::SERVICE_UNAVAILABLE, "unavailable (injected)\n"),
@@ -113,8 +119,21 @@ impl Shared {
         r
     }
 
+    /// Turned away over capacity with `shed = "503"`: to a gRPC call, UNAVAILABLE.
+    pub(crate) fn shed(&self, grpc: Option<u64>) -> Reply {
+        if let Some(attempt) = grpc {
+            return crate::grpc::error(GrpcStatus::SHED, None, attempt);
+        }
+        text_static(StatusCode::SERVICE_UNAVAILABLE, "shed\n")
+    }
+
     /// A rejection by the rate limit: its status, with its `Retry-After` when configured.
-    pub(crate) fn limited(&self) -> Reply {
+    pub(crate) fn limited(&self, grpc: Option<u64>) -> Reply {
+        if let Some(attempt) = grpc {
+            let pushback =
+                (self.config.rate_limit.as_ref()).and_then(|r| pushback_ms(r.retry_after_s));
+            return crate::grpc::error(GrpcStatus::LIMITED, pushback, attempt);
+        }
         let Some(rule) = &self.config.rate_limit else {
             return text_static(StatusCode::SERVICE_UNAVAILABLE, "rate limited\n");
         };
@@ -130,8 +149,11 @@ impl Shared {
         r
     }
 
-    /// A success, in the upstream's dialect.
-    pub(crate) fn ok(&self) -> Reply {
+    /// A success, in the upstream's dialect (to a gRPC call, `grpc-status: 0`).
+    pub(crate) fn ok(&self, grpc: Option<u64>) -> Reply {
+        if let Some(attempt) = grpc {
+            return crate::grpc::ok(attempt);
+        }
         match self.config.dialect.ok() {
             Some(w) => worded(w),
             None => text_static(StatusCode::OK, "ok\n"),

@@ -31,7 +31,13 @@ pub struct Stats {
     /// next hop (stalling or in service, waiting for a worker, or forwarded and not yet
     /// answered).
     forwarding: AtomicU64,
+    /// gRPC calls by attempt number, read from `grpc-previous-rpc-attempts`: `[0]` first
+    /// attempts, `[1]` first retries or hedges, …, the last slot that many or more.
+    grpc_attempts: [AtomicU64; GRPC_ATTEMPT_SLOTS],
 }
+
+/// Slots of [`Stats`]' gRPC attempt counts: A6 allows 5 attempts at most.
+const GRPC_ATTEMPT_SLOTS: usize = 6;
 
 /// One request on its way to the target; dropping it (done, or abandoned at shutdown)
 /// takes it off [`Stats::forwarding`].
@@ -58,6 +64,11 @@ pub struct StatsReport {
     /// Proxy mode only: what the target answered so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetTotals>,
+    /// gRPC only: calls by attempt number, from the `grpc-previous-rpc-attempts` each
+    /// carried: `[first attempts, second, …]` (the last, that many or more). Empty when no
+    /// gRPC call came.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grpc_attempts: Vec<u64>,
     /// The 100 ms buckets, the first at t = 0, none skipped.
     pub buckets: Vec<TimedBucket>,
 }
@@ -125,6 +136,7 @@ impl Stats {
                 errors: t.errors(),
                 latency_ms: t.latency(),
             }),
+            grpc_attempts: self.grpc_attempts(),
             buckets: (0u64..)
                 .zip(counts.buckets())
                 .map(|(i, b)| TimedBucket {
@@ -185,6 +197,25 @@ impl Stats {
         let mut counts = lock(&self.counts);
         counts.record_for(t, ServerEvent::Received, id);
         counts.record_for(t, ev, id);
+    }
+
+    /// Counts a gRPC call that had `previous` attempts before it.
+    pub(crate) fn grpc_attempt(&self, previous: u64) {
+        let slot = usize::try_from(previous)
+            .map_or(GRPC_ATTEMPT_SLOTS - 1, |p| p.min(GRPC_ATTEMPT_SLOTS - 1));
+        self.grpc_attempts[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// gRPC calls by attempt number (see [`StatsReport::grpc_attempts`]): empty when none
+    /// came, else up to the last non-zero slot.
+    pub fn grpc_attempts(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = (self.grpc_attempts.iter())
+            .map(|a| a.load(Ordering::Relaxed))
+            .collect();
+        while v.last() == Some(&0) {
+            v.pop();
+        }
+        v
     }
 
     /// Publishes the capacity gauges.

@@ -71,6 +71,7 @@ fn front(target: SocketAddr, arm: Option<&str>) -> sc::Upstream {
     sc::Upstream {
         target: Some(t),
         dialect: Default::default(),
+        protocol: Default::default(),
         ..sc::Upstream::fault_free()
     }
 }

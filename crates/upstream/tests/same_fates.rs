@@ -71,6 +71,7 @@ fn config() -> sc::Upstream {
         rate_limit: None,
         target: None,
         dialect: Default::default(),
+        protocol: Default::default(),
         tls: None,
     }
 }

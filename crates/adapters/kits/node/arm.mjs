@@ -39,6 +39,7 @@ import {
 } from 'cockatiel';
 import { run, fail, oneOf, packageVersion as version } from './kit.mjs';
 import { gotClient, kyClient, pRetryClient } from './packages.mjs';
+import { grpcJsClient, GRPC_OPTIONS } from './grpc_clients.mjs';
 
 const timeoutText = (ms, how) => (ms ? `${ms} ms ${how}` : 'none');
 
@@ -452,6 +453,8 @@ const CLIENTS = {
   'node-got': gotClient,
   'node-ky': kyClient,
   'node-p-retry': pRetryClient,
+  // gRPC
+  'node-grpc-js': grpcJsClient,
 };
 
 const CLIENT_OPTIONS = new Map([
@@ -463,6 +466,7 @@ const CLIENT_OPTIONS = new Map([
   [gotClient, {}],
   [kyClient, {}],
   [pRetryClient, {}],
+  [grpcJsClient, GRPC_OPTIONS],
 ]);
 const OPTIONS = Object.fromEntries(Object.entries(CLIENTS)
   .map(([id, build]) => [id, CLIENT_OPTIONS.get(build)]));

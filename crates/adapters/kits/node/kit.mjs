@@ -177,6 +177,7 @@ function conforms(value, type) {
     case 'bool': return typeof value === 'boolean';
     case 'string': return typeof value === 'string';
     case 'null': return value === null;
+    case 'object': return value !== null && typeof value === 'object' && !Array.isArray(value);
     default: throw new Error(`kit: unknown option type ${type}`);
   }
 }
@@ -188,6 +189,7 @@ const TYPE_NAMES = {
   bool: ['true or false', 'booleans'],
   string: ['a string', 'strings'],
   null: ['null', 'nulls'],
+  object: ['an object', 'objects'],
 };
 
 // 'an integer', 'an array of strings', 'one of "a", "b"', 'a number or null'.

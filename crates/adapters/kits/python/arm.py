@@ -15,6 +15,8 @@ Clients (README.md has the table):
   py-boto3-adaptive         the same with retries={'mode': 'adaptive'} (client-side rate limiter)
   py-stamina, py-backoff    @stamina.retry / @backoff.on_exception(backoff.expo) defaults around
                             httpx with raise_for_status() (packages.py)
+  py-grpcio                 a grpcio channel configured by the arm's service config, unary calls
+                            with raw bytes (grpc_clients.py)
 
 Attempts are counted where each attempt goes on the wire (a urllib3 connection class, an
 httpx transport under the retrying one, botocore's before-send event), so they are exact
@@ -27,6 +29,7 @@ import sys
 from importlib.metadata import version
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import grpc_clients  # noqa: E402
 import herd_arm  # noqa: E402
 import packages  # noqa: E402
 
@@ -442,6 +445,8 @@ CLIENTS = {
     "py-boto3-adaptive": boto3_arm("adaptive"),
     "py-stamina": packages.stamina_arm,
     "py-backoff": packages.backoff_arm,
+    # gRPC
+    "py-grpcio": grpc_clients.grpcio_arm,
 }
 OPTIONS = {
     "py-requests": URLLIB3_OPTIONS,
@@ -454,6 +459,7 @@ OPTIONS = {
     "py-boto3-adaptive": BOTO3_OPTIONS,
     "py-stamina": {},
     "py-backoff": {},
+    "py-grpcio": grpc_clients.GRPC_OPTIONS,
 }
 
 if __name__ == "__main__":

@@ -65,6 +65,15 @@ pub fn bench_within(args: &[&str], max_lag_ms: f64) -> serde_json::Value {
     panic!("the driver fell behind schedule in every run (max lag per run: {lags:?} ms)");
 }
 
+/// `herd ARGS --json - --quiet`'s report, the run checked to succeed.
+pub fn report(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--json", "-", "--quiet"]);
+    let o = herd(&all);
+    assert!(o.status.success(), "herd {args:?}: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("JSON on stdout")
+}
+
 /// Arm `id` of a JSON report.
 pub fn arm<'a>(v: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     v["arms"]

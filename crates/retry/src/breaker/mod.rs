@@ -156,6 +156,7 @@ pub const CANCELLED: Outcome = Outcome::Response {
     status: 499,
     retry_after: None,
     throttling: false,
+    grpc_status: None,
 };
 
 /// Whether a breaker counts `outcome` as a failure: no response at all, or 408, 429 or a

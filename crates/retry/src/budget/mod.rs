@@ -44,7 +44,7 @@ pub use error::BudgetError;
 pub use percent::{Percent, PercentConfig};
 pub use quota::{Quota, QuotaConfig, RetryCause};
 pub use ratio::{Ratio, RatioConfig};
-pub use token_bucket::{TokenBucket, TokenBucketConfig};
+pub use token_bucket::{Check, TokenBucket, TokenBucketConfig};
 pub use window::Window;
 
 use crate::aws::RateLimiter;
@@ -107,7 +107,11 @@ impl fmt::Display for BudgetConfig {
                     "token bucket {} tokens, ratio {}",
                     c.max_tokens(),
                     c.token_ratio()
-                )
+                )?;
+                if c.check() == Check::AfterBackoff {
+                    f.write_str(", checked after the backoff")?;
+                }
+                Ok(())
             }
             BudgetConfig::Quota(c) => {
                 write!(
@@ -195,12 +199,14 @@ impl Budget {
         }
     }
 
-    /// Whether to send an attempt at all. Only adaptive throttling ever says no, and only
-    /// it draws from `rng` (a uniform number in [0, 1)): under any other budget the
-    /// caller's random stream is left as it was.
-    pub fn admit<R: Rng + ?Sized>(&mut self, now: Nanos, rng: &mut R) -> bool {
+    /// Whether to send an attempt (a `retry`, or a first one) at all. Only adaptive
+    /// throttling and a token bucket checked after the backoff (grpc-js) ever say no, and
+    /// only adaptive throttling draws from `rng` (a uniform number in [0, 1)): under any
+    /// other budget the caller's random stream is left as it was.
+    pub fn admit<R: Rng + ?Sized>(&mut self, now: Nanos, retry: bool, rng: &mut R) -> bool {
         match self {
             Budget::Adaptive(b) => b.admit(now, rng.random()),
+            Budget::TokenBucket(b) => b.admit(retry),
             _ => true,
         }
     }
@@ -237,7 +243,7 @@ impl Budget {
     pub fn withdraw(&mut self, now: Nanos, cause: RetryCause) -> Option<u32> {
         match self {
             Budget::Percent(b) => b.withdraw(now).then_some(0),
-            Budget::TokenBucket(b) => b.allows_retry().then_some(0),
+            Budget::TokenBucket(b) => b.withdraw().then_some(0),
             Budget::Quota(b) | Budget::AwsAdaptive(b, _) => b.withdraw(cause),
             Budget::Ratio(b) => b.withdraw(now).then_some(0),
             Budget::Adaptive(_) => Some(0),

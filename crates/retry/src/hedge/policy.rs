@@ -4,6 +4,7 @@
 use super::latency::{FinagleLatency, LatencyConfig, TowerLatency};
 use crate::budget::{PercentConfig, TokenBucketConfig};
 use crate::classify::{Failure, Outcome};
+use crate::grpc::Codes;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -33,6 +34,9 @@ pub struct Handles {
     pub errors: bool,
     /// The attempt timeout.
     pub timeouts: bool,
+    /// These gRPC statuses (`nonFatalStatusCodes`), of a gRPC answer or of the failure a
+    /// gRPC client reports for no answer ([`Outcome::grpc_code`]).
+    pub grpc: Codes,
 }
 
 impl Handles {
@@ -42,10 +46,14 @@ impl Handles {
         statuses: &[],
         errors: false,
         timeouts: false,
+        grpc: Codes::EMPTY,
     };
 
     /// Whether `o` is a failure another attempt may still make good.
     pub fn handles(&self, o: &Outcome) -> bool {
+        if !self.grpc.is_empty() && !o.is_success() && self.grpc.contains(o.grpc_code()) {
+            return true;
+        }
         match o {
             Outcome::Response { status, .. } => {
                 (self.server_errors && (500..600).contains(status))
@@ -193,6 +201,7 @@ impl HedgePolicy {
                     statuses: GRPC_NON_FATAL,
                     errors: true,
                     timeouts: false,
+                    grpc: Codes::EMPTY,
                 },
                 on_failure: OnFailure::SendNext,
                 cancel_losers: true,
@@ -236,6 +245,7 @@ impl HedgePolicy {
                 statuses: &[],
                 errors: true,
                 timeouts: true,
+                grpc: Codes::EMPTY,
             },
             on_failure: OnFailure::Await,
             cancel_losers: false,

@@ -110,6 +110,7 @@ mod tests {
             status,
             retry_after: Some(Duration::from_secs(secs)),
             throttling: false,
+            grpc_status: None,
         }
     }
 
