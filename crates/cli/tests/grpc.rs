@@ -125,3 +125,40 @@ fn throttled_calls_one_after_another_make_53_attempts() {
         }
     }
 }
+
+/// Plain HTTP/2 (`protocol = "h2c"`): an HTTP policy on herd's HTTP/2 driver reads the
+/// answers as the HTTP/1.1 client does (`Outcome::from_http`): each 503 is a failure the
+/// policy retries, every attempt sent is one the server counts, and sim and socket agree.
+#[test]
+fn plain_h2c_requests_retry_as_over_http1() {
+    let text = r#"
+name = "h2c"
+seed = 5
+[load]
+requests = 40
+rate = 20
+arrival = "constant"
+[client]
+pool_max_connections = 64
+attempt_timeout_ms = 5000
+[upstream]
+protocol = "h2c"
+error_rate = 1.0
+[[arms]]
+id = "naive"
+policy = "naive"
+retries = 2
+"#
+    .to_owned();
+    let (sim, bench) = sim_and_bench("h2c", text);
+    for (what, r) in [("sim", &sim), ("bench", &bench)] {
+        let a = arm(r, "naive");
+        assert_eq!(a["logical_requests"], 40, "{what}: {a}");
+        assert_eq!(a["failed"], 40, "{what}: {a}");
+        assert_eq!(
+            a["server_requests"], 120,
+            "{what}: three attempts a request: {a}"
+        );
+        assert_eq!(a["client_attempts"], 120, "{what}: {a}");
+    }
+}

@@ -134,13 +134,7 @@ impl H2Pool {
             if let Err(e) = body.collect().await {
                 return Outcome::Failed(failure(&e));
             }
-            let header = |h: &str| parts.headers.get(h).and_then(|v| v.to_str().ok());
-            return Outcome::from_response(
-                parts.status.as_u16(),
-                header("retry-after"),
-                SystemTime::now(),
-            )
-            .with_error_code(header("x-amzn-errortype"));
+            return Outcome::from_http(parts.status, &parts.headers, SystemTime::now());
         }
         if parts.status != http::StatusCode::OK {
             return Outcome::from_response(parts.status.as_u16(), None, SystemTime::now());

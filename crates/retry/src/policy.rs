@@ -46,8 +46,9 @@ pub struct RetryState {
     pub retries: u32,
     /// The delay before the last retry, for `decorrelated` jitter.
     pub prev_delay: Option<Duration>,
-    /// The retry whose wait a gRPC server's pushback set: the backoff after it starts
-    /// again from the initial one (A6 "Pushback"). 0 until then.
+    /// The retry whose wait a gRPC server's pushback set (0: none yet). gRPC's retry
+    /// design (gRFC A6, its pushback section) restarts the backoff from the initial one
+    /// after a pushed-back retry, so the retries after it count from here.
     pub pushed_back: u32,
 }
 

@@ -218,8 +218,8 @@ fn backoff_is_50_ms_for_errors_and_1_s_for_throttling() {
     assert!(worst_t[1] < 2000 && worst_t[1] >= 1800, "{worst_t:?}");
 }
 
-/// Ten sequential DynamoDB calls, always throttled (the measurement in
-/// `shared/research/real-clients-measured.md`): adaptive mode holds every request after
+/// Ten sequential DynamoDB calls, always throttled (as measured with botocore's adaptive
+/// mode against a throttling server; `crates/cli/tests/real_aws.rs`): adaptive mode holds every request after
 /// the first throttle to the 0.5/s floor; standard mode only backs off.
 fn ddb_rate(profile: Profile) -> (f64, Vec<u64>) {
     let s = Strategy::new(profile);

@@ -13,7 +13,7 @@
 //! negative. Only successes refill it: against a service that always fails, a client gets
 //! `initial / cost` retries in its whole life, then sends each call's first attempt only.
 //!
-//! Two rule sets are in use (sources in `shared/research`, §3 AWS SDK retry modes):
+//! Two rule sets are in use, each with its sources:
 //! - **Retry Behavior 2.0** ([`QuotaConfig::default`]): 5 per retry, 10 per timeout retry,
 //!   5 per throttling retry (botocore `standard.py` before 2026: `_RETRY_COST = 5`,
 //!   `_TIMEOUT_RETRY_REQUEST = 10`, `_NO_RETRY_INCREMENT = 1`, `quota.py`

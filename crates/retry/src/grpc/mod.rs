@@ -5,8 +5,9 @@
 //! # Why per implementation
 //!
 //! A6 is one specification, but the clients differ in ways that change the load they put
-//! on a struggling server (measured here against a server that answers UNAVAILABLE, with
-//! `maxAttempts` 4, 0.1 s, ×2, 1 s; `/work/shared/research/real-clients-measured.md`):
+//! on a struggling server (read from each library's source, and for grpcio and grpc-js
+//! checked against the real clients on a server that answers UNAVAILABLE, with
+//! `maxAttempts` 4, 0.1 s, ×2, 1 s: `crates/cli/tests/real_grpc.rs`):
 //!
 //! | profile | library | jitter of retry `n`'s wait `b = min(initial·mult^(n−1), max)` | throttle scope | `hedgingPolicy` |
 //! |---|---|---|---|---|
@@ -37,7 +38,7 @@
 //!   per-process scopes agree. A program with several channels to one target gets one
 //!   bucket per channel from grpcio and grpc-go, one in all from grpc-js.
 //! - grpc-go 1.33 retries only with `GRPC_GO_RETRY=on` in its environment; the replica is
-//!   that client with it set (herd's real `go-grpc` arm sets it).
+//!   that client with it set. (herd has no real grpc-go arm to run beside it yet.)
 //! - Transparent retries (a stream the server refused before its application saw it):
 //!   herd's upstream never refuses a stream.
 
