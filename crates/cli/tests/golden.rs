@@ -32,6 +32,7 @@ const RUNS: &[(&str, &str, &[&str])] = &[
     ("breakers", "breakers", &[]),
     ("chain", "chain", &[]),
     ("chain-budget", "chain-budget", &[]),
+    ("capped-waits", "capped-waits", &[]),
 ];
 
 fn bless() -> bool {

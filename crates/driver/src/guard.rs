@@ -22,6 +22,9 @@ pub(super) struct Guard {
     breaker: Option<Mutex<Tracked>>,
     /// Woken at every change of the breaker's state: cockatiel's held calls ask again.
     pub(super) wake: Notify,
+    /// Woken, one call at a time, when a call through a breaker whose calls run one at a
+    /// time (pybreaker) ends: the next queued call asks for the lock.
+    pub(super) turn: Notify,
     /// Hedges (attempts beyond a round's first) that got a connection and went out.
     pub(super) hedges_sent: AtomicU64,
 }
@@ -56,6 +59,7 @@ impl Guard {
                 })
             }),
             wake: Notify::new(),
+            turn: Notify::new(),
             hedges_sent: AtomicU64::new(0),
         }
     }
@@ -71,12 +75,13 @@ impl Guard {
     }
 
     /// A permitted call ended at `now` with `outcome`; a change of state wakes the calls
-    /// cockatiel holds.
+    /// cockatiel holds, and the end of a call that held the breaker's lock the next call
+    /// queued for it.
     pub(super) fn record(&self, permit: Option<Permit>, now: u64, outcome: &Outcome) {
         let (Some(b), Some(p)) = (&self.breaker, permit) else {
             return;
         };
-        let changed = {
+        let (changed, one_at_a_time) = {
             let mut b = lock(b);
             let Tracked {
                 breaker,
@@ -85,10 +90,13 @@ impl Guard {
             } = &mut *b;
             let change = breaker.record(p, now, outcome, rng);
             changes.extend(change.map(|state| (now, state)));
-            change.is_some()
+            (change.is_some(), breaker.config().one_at_a_time)
         };
         if changed {
             self.wake.notify_waiters();
+        }
+        if one_at_a_time {
+            self.turn.notify_one();
         }
     }
 

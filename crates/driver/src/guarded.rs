@@ -321,10 +321,10 @@ impl<'a, 'r> Round<'a, 'r> {
             Some(Admission::Permit(p)) => Start::Go(Some(p)),
             Some(Admission::Rejected) => return Some(REJECTED),
             Some(Admission::Wait) => Start::Held,
+            Some(Admission::Locked) => Start::Locked,
         };
-        let deadline = limit.map(|l| Instant::now() + l);
         let first = self.first && attempt == 0;
-        self.legs[attempt as usize] = Some(leg(self.ctx, attempt, start, deadline, first));
+        self.legs[attempt as usize] = Some(leg(self.ctx, attempt, start, limit, first));
         None
     }
 }

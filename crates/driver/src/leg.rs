@@ -14,6 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
+use std::time::Duration;
 use tokio::time::Instant;
 
 /// What one logical request's legs share.
@@ -25,7 +26,8 @@ pub(super) struct Ctx<'a> {
     pub epoch: Instant,
     /// Legs past the breaker: the request's client attempts.
     pub passed: AtomicU32,
-    /// When the request's first leg got its connection (the end of the driver's lag).
+    /// When the request's first leg got its connection, or was handed to a breaker that
+    /// holds it (the end of the driver's lag).
     pub first: OnceLock<Instant>,
 }
 
@@ -54,6 +56,9 @@ pub(super) enum Start {
     Go(Option<Permit>),
     /// Held by cockatiel's half-open breaker until its state changes.
     Held,
+    /// Queued for the lock of a breaker whose calls run one at a time (pybreaker), its
+    /// timeout not yet running.
+    Locked,
 }
 
 /// What a leg leaves behind however it ends: a hedge that got a connection is counted
@@ -83,15 +88,18 @@ impl Drop for Ticket<'_> {
 }
 
 /// Attempt `attempt` of a round: `start` says where it stands with the breaker, and
-/// `deadline` (the retrier's attempt timeout) covers the breaker's hold, the wait for a
-/// connection and the exchange. `first`: the request's very first leg.
+/// `limit` (the retrier's attempt timeout, from now) covers the breaker's hold, the wait
+/// for a connection and the exchange; a leg queued for the breaker's lock starts it when
+/// it takes the lock, as the library starts the wrapped call only then. `first`: the
+/// request's very first leg.
 pub(super) fn leg<'a>(
     ctx: &'a Ctx<'a>,
     attempt: u8,
     start: Start,
-    deadline: Option<Instant>,
+    limit: Option<Duration>,
     first: bool,
 ) -> Leg<'a> {
+    let made = Instant::now();
     Box::pin(async move {
         let mut t = Ticket {
             ctx,
@@ -99,10 +107,30 @@ pub(super) fn leg<'a>(
             first,
             permit: match start {
                 Start::Go(p) => p,
-                Start::Held => None,
+                Start::Held | Start::Locked => None,
             },
             sent: None,
         };
+        if first && matches!(start, Start::Held | Start::Locked) {
+            // The library holds the call from here: its wait is the client's latency, not
+            // the driver's lag.
+            let _ = ctx.first.set(made);
+        }
+        let mut from = made;
+        if matches!(start, Start::Locked) {
+            match take_turn(ctx).await {
+                Some(p) => t.permit = Some(p),
+                None => {
+                    return LegEnd {
+                        attempt,
+                        outcome: REJECTED,
+                        permit: None,
+                    }
+                }
+            }
+            from = Instant::now();
+        }
+        let deadline = limit.map(|l| from + l);
         let body = run(ctx, matches!(start, Start::Held), &mut t);
         let outcome = match deadline {
             Some(d) => tokio::time::timeout_at(d, body)
@@ -116,6 +144,26 @@ pub(super) fn leg<'a>(
             permit: t.permit.take(),
         }
     })
+}
+
+/// Waits for the breaker's lock, first come first woken, and asks the breaker when it
+/// has it: its permit, or `None` when the breaker turns the call away (which frees the
+/// lock for the next one at once).
+async fn take_turn(ctx: &Ctx<'_>) -> Option<Permit> {
+    loop {
+        let turn = ctx.guard.turn.notified();
+        tokio::pin!(turn);
+        // Registered before asking, so a call ending between the two is not missed.
+        turn.as_mut().enable();
+        match ctx.guard.allow(ctx.now()) {
+            Some(Admission::Permit(p)) => return Some(p),
+            Some(Admission::Locked) => turn.await,
+            Some(Admission::Rejected | Admission::Wait) | None => {
+                ctx.guard.turn.notify_one();
+                return None;
+            }
+        }
+    }
 }
 
 /// The leg's way: the breaker's hold, if any, then the exchange.
@@ -132,7 +180,7 @@ async fn run(ctx: &Ctx<'_>, held: bool, t: &mut Ticket<'_>) -> Outcome {
                     break;
                 }
                 Some(Admission::Wait) => woken.await,
-                Some(Admission::Rejected) | None => return REJECTED,
+                Some(Admission::Rejected | Admission::Locked) | None => return REJECTED,
             }
         }
     }

@@ -74,6 +74,10 @@ pub const EMBEDDED: &[Embedded] = &[
         toml: include_str!("../scenarios/sdks.toml"),
     },
     Embedded {
+        name: "capped-waits",
+        toml: include_str!("../scenarios/capped-waits.toml"),
+    },
+    Embedded {
         name: "grpc",
         toml: include_str!("../scenarios/grpc.toml"),
     },

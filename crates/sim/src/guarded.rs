@@ -34,6 +34,9 @@
 //!    outcome it does not handle, a cancellation included, as a success; a leg left
 //!    without a result would hold a half-open breaker's only probe for ever). cockatiel's
 //!    `Wait` holds the leg, timeout running, until a result changes the breaker's state.
+//!    pybreaker's lock (`Locked`) queues the leg, first come first asked, until the call
+//!    holding the breaker ends; its timeout starts when it takes the lock, as the library
+//!    starts the wrapped call only then.
 //!
 //! Everything is deterministic: the hedger draws nothing, and the breaker's one random
 //! rule (failsafe-rs' jittered open time) draws from a stream of the arm's seed that no
@@ -85,6 +88,9 @@ enum Phase {
     Free,
     /// Held by cockatiel's half-open breaker until its state changes.
     Breaker,
+    /// Queued for the lock of a breaker whose calls run one at a time (pybreaker), its
+    /// timeout not yet running.
+    Locked,
     /// Waiting for a pool connection.
     Waiting,
     InFlight,
@@ -99,6 +105,9 @@ struct Leg {
     gen: u32,
     phase: Phase,
     deadline: u64,
+    /// The attempt timeout, from when the leg was made (a locked leg's starts with the
+    /// lock).
+    limit: Option<u64>,
     permit: Option<Permit>,
 }
 
@@ -129,6 +138,8 @@ pub(crate) struct Guarded {
     slots: usize,
     waiting: VecDeque<AttemptId>,
     held: Vec<u32>,
+    /// Legs queued for the breaker's lock, first come first asked.
+    locked: VecDeque<AttemptId>,
     departed: HashMap<AttemptId, u64>,
     recorder: Recorder,
     /// With a shard (`--shard`): the shard's own requests, recorded again here.
@@ -185,6 +196,7 @@ impl Guarded {
             slots: setup.slots,
             waiting: VecDeque::new(),
             held: Vec::new(),
+            locked: VecDeque::new(),
             departed: HashMap::new(),
             recorder: Recorder::new(),
             shard: None,
@@ -396,6 +408,7 @@ impl Guarded {
             Some(Admission::Permit(p)) => (Some(p), Phase::Waiting),
             Some(Admission::Rejected) => return Some(REJECTED),
             Some(Admission::Wait) => (None, Phase::Breaker),
+            Some(Admission::Locked) => (None, Phase::Locked),
         };
         let leg = Leg {
             req,
@@ -404,6 +417,7 @@ impl Guarded {
             gen: 0,
             phase,
             deadline: limit.map_or(u64::MAX, |l| now.saturating_add(l)),
+            limit,
             permit,
         };
         let i = match self.free_legs.pop() {
@@ -424,13 +438,18 @@ impl Guarded {
         let r = &mut self.reqs[req as usize];
         r.legs[attempt as usize] = i;
         r.out += 1;
-        if let Some(l) = limit {
-            s.at(now.saturating_add(l), Event::Timeout(id));
-        }
-        if phase == Phase::Breaker {
-            self.held.push(i);
-        } else {
-            self.connect(s, id);
+        match phase {
+            Phase::Locked => self.locked.push_back(id),
+            _ => {
+                if let Some(l) = limit {
+                    s.at(now.saturating_add(l), Event::Timeout(id));
+                }
+                if phase == Phase::Breaker {
+                    self.held.push(i);
+                } else {
+                    self.connect(s, id);
+                }
+            }
         }
         None
     }
@@ -546,9 +565,55 @@ impl Guarded {
             return;
         };
         let now = s.now();
+        let one_at_a_time = b.config().one_at_a_time;
         if let Some(state) = b.record(p, now, outcome, &mut self.breaker_rng) {
             self.transitions.push((now, state));
             self.wake(s);
+        }
+        if one_at_a_time {
+            self.take_turns(s);
+        }
+    }
+
+    /// The breaker's lock is free: the queued legs ask in the order they came, until one
+    /// takes it (its timeout starts now) or none is left. A leg the breaker turns away
+    /// does not hold the lock, so the next one asks at once.
+    fn take_turns(&mut self, s: &mut Schedule<Event>) {
+        while let Some(&id) = self.locked.front() {
+            if !self.current(id).is_some_and(|l| l.phase == Phase::Locked) {
+                self.locked.pop_front();
+                continue;
+            }
+            let Some(b) = &mut self.breaker else { return };
+            let now = s.now();
+            match b.allow(now) {
+                Admission::Locked => return,
+                Admission::Permit(p) => {
+                    self.locked.pop_front();
+                    let leg = &mut self.legs[id.req as usize];
+                    leg.permit = Some(p);
+                    if let Some(l) = leg.limit {
+                        leg.deadline = now.saturating_add(l);
+                        s.at(leg.deadline, Event::Timeout(id));
+                    }
+                    self.connect(s, id);
+                    return;
+                }
+                Admission::Wait => {
+                    self.locked.pop_front();
+                    self.legs[id.req as usize].phase = Phase::Breaker;
+                    self.held.push(id.req);
+                }
+                Admission::Rejected => {
+                    self.locked.pop_front();
+                    let leg = self.free_leg(id.req);
+                    let r = &self.reqs[leg.req as usize];
+                    if r.gen == leg.round && !r.between && !r.done {
+                        self.answer(s, leg.req, leg.attempt, REJECTED);
+                    }
+                    self.release_req(leg.req);
+                }
+            }
         }
     }
 
@@ -571,6 +636,12 @@ impl Guarded {
                     self.connect(s, id);
                 }
                 Admission::Wait => self.held.push(i),
+                Admission::Locked => {
+                    // Its timeout already runs, from when it was held.
+                    let leg = &mut self.legs[i as usize];
+                    (leg.phase, leg.limit) = (Phase::Locked, None);
+                    self.locked.push_back(id);
+                }
                 Admission::Rejected => {
                     let leg = self.free_leg(i);
                     let r = &self.reqs[leg.req as usize];

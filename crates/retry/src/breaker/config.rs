@@ -164,6 +164,14 @@ pub struct BreakerConfig {
     /// gobreaker's generations: a result from a call admitted before the last state
     /// change is dropped. The others count it in the state it arrives in.
     pub drop_stale: bool,
+    /// pybreaker's lock: `CircuitBreaker.call` runs `with self._lock: return
+    /// self.state.call(func, …)`, so the breaker's lock is held for the whole wrapped call
+    /// and calls through one breaker run one at a time. A call waits for the lock before
+    /// the breaker is even asked ([`super::Admission::Locked`]): shared by a threaded
+    /// application's requests, the breaker caps them at one call per service time, and
+    /// calls that queued behind the one that opened it are turned away when their turn
+    /// comes. The others let calls run side by side.
+    pub one_at_a_time: bool,
 }
 
 /// A named breaker replica.
@@ -202,6 +210,8 @@ pub enum BreakerProfile {
     /// (half-open unless `now < opened_at + timeout`), `success_threshold` 1. Half-open has
     /// no admission limit: every call goes through until a result decides. The call that
     /// trips it did reach the server; it raises `CircuitBreakerError` instead of its error.
+    /// `call` holds the breaker's lock for the whole call: calls through it run one at a
+    /// time ([`BreakerConfig::one_at_a_time`]).
     Pybreaker,
     /// failsafe-rs 1.3.0 `Config::new()` (`src/config.rs`, `src/failure_policy.rs`,
     /// `src/state_machine.rs`, `src/backoff.rs`): 5 consecutive failures, or a success
@@ -300,6 +310,7 @@ impl BreakerConfig {
                     over_limit: OverLimit::Reject,
                 },
                 drop_stale: false,
+                one_at_a_time: false,
             },
             BreakerProfile::PollyBreaker => BreakerConfig {
                 trip: Trip::TimeWindow(TimeWindow {
@@ -314,6 +325,7 @@ impl BreakerConfig {
                 strictly_after: false,
                 half_open: HalfOpen::ONE,
                 drop_stale: false,
+                one_at_a_time: false,
             },
             BreakerProfile::Hystrix => BreakerConfig {
                 trip: Trip::TimeWindow(TimeWindow {
@@ -330,6 +342,7 @@ impl BreakerConfig {
                 strictly_after: true,
                 half_open: HalfOpen::ONE,
                 drop_stale: false,
+                one_at_a_time: false,
             },
             BreakerProfile::Gobreaker => BreakerConfig {
                 trip: Trip::Consecutive { failures: 6 },
@@ -337,6 +350,7 @@ impl BreakerConfig {
                 strictly_after: true,
                 half_open: HalfOpen::ONE,
                 drop_stale: true,
+                one_at_a_time: false,
             },
             BreakerProfile::Pybreaker => BreakerConfig {
                 trip: Trip::Consecutive { failures: 5 },
@@ -347,6 +361,7 @@ impl BreakerConfig {
                     ..HalfOpen::ONE
                 },
                 drop_stale: false,
+                one_at_a_time: true,
             },
             BreakerProfile::Failsafe => BreakerConfig {
                 trip: Trip::Failsafe {
@@ -364,6 +379,7 @@ impl BreakerConfig {
                     ..HalfOpen::ONE
                 },
                 drop_stale: false,
+                one_at_a_time: false,
             },
             BreakerProfile::Opossum => BreakerConfig {
                 trip: Trip::TimeWindow(TimeWindow {
@@ -378,6 +394,7 @@ impl BreakerConfig {
                 strictly_after: false,
                 half_open: HalfOpen::ONE,
                 drop_stale: false,
+                one_at_a_time: false,
             },
             BreakerProfile::Cockatiel => BreakerConfig {
                 trip: Trip::Consecutive { failures: 5 },
@@ -389,6 +406,7 @@ impl BreakerConfig {
                     over_limit: OverLimit::Wait,
                 },
                 drop_stale: false,
+                one_at_a_time: false,
             },
             BreakerProfile::GoResiliency => BreakerConfig::go_resiliency(5, 1, secs(1)),
         }
@@ -409,6 +427,7 @@ impl BreakerConfig {
                 over_limit: OverLimit::Reject,
             },
             drop_stale: false,
+            one_at_a_time: false,
         }
     }
 
@@ -527,6 +546,9 @@ impl fmt::Display for BreakerConfig {
         }?;
         if h.over_limit == OverLimit::Wait {
             write!(f, ", others wait for the decision")?;
+        }
+        if self.one_at_a_time {
+            write!(f, "; calls hold its lock, one at a time")?;
         }
         Ok(())
     }

@@ -96,6 +96,11 @@ pub enum Admission {
     /// cockatiel's half-open: hold the call and ask again when the breaker's state next
     /// changes ([`Breaker::record`] returns it).
     Wait,
+    /// pybreaker's lock ([`BreakerConfig::one_at_a_time`]): another call holds the
+    /// breaker. Queue the call, its timeout not yet running (the library has not started
+    /// it), and ask again when a call ends ([`Breaker::record`]), first come first asked.
+    /// Nothing was counted.
+    Locked,
 }
 
 /// What a user exports: counts over the breaker's life.
@@ -141,6 +146,8 @@ pub struct Breaker {
     counts: Counts,
     generation: u64,
     counters: BreakerCounters,
+    /// A permitted call holds the lock of a breaker whose calls run one at a time.
+    busy: bool,
 }
 
 /// What a call the breaker turned away comes back as: a client-side fast failure, which
@@ -179,6 +186,7 @@ impl Breaker {
             inner: Inner::Closed,
             generation: 0,
             counters: BreakerCounters::default(),
+            busy: false,
         }
     }
 
@@ -208,6 +216,18 @@ impl Breaker {
 
     /// Whether a call at `now` may go.
     pub fn allow(&mut self, now: u64) -> Admission {
+        if self.busy {
+            return Admission::Locked;
+        }
+        let admission = self.admit(now);
+        if self.cfg.one_at_a_time && matches!(admission, Admission::Permit(_)) {
+            self.busy = true;
+        }
+        admission
+    }
+
+    /// [`Breaker::allow`]'s answer from the state alone.
+    fn admit(&mut self, now: u64) -> Admission {
         self.refresh(now);
         let trip = self.cfg.trip;
         let permit = Admission::Permit(Permit {
@@ -244,7 +264,8 @@ impl Breaker {
     }
 
     /// A permitted call ended at `now` with `outcome` ([`is_failure`] decides how it
-    /// counts). Returns the new state if this result changed it.
+    /// counts), and let go of the breaker's lock if it holds one: calls told
+    /// [`Admission::Locked`] may ask again. Returns the new state if this result changed it.
     pub fn record<R: Rng + ?Sized>(
         &mut self,
         permit: Permit,
@@ -252,6 +273,7 @@ impl Breaker {
         outcome: &Outcome,
         rng: &mut R,
     ) -> Option<State> {
+        self.busy = false;
         self.refresh(now);
         if self.cfg.drop_stale && permit.generation != self.generation {
             return None;

@@ -21,7 +21,7 @@ fn drive(cfg: BreakerConfig, n: u64, every: u64, outcome: impl Fn(u64) -> Outcom
                 let _ = b.record(p, now, &outcome(i), &mut rng);
             }
             Admission::Rejected => {}
-            Admission::Wait => panic!("sequential calls never wait"),
+            Admission::Wait | Admission::Locked => panic!("sequential calls never wait"),
         }
     }
     assert_eq!(b.counters().allowed, sent.len() as u64);
@@ -309,5 +309,101 @@ proptest! {
         }
         let k = b.counters();
         prop_assert!(k.probes <= k.allowed);
+    }
+
+    /// Whatever the calls and results, a breaker whose calls run one at a time never has
+    /// two out, a locked call is counted nowhere, and the others never say `Locked`.
+    #[test]
+    fn one_at_a_time_never_lets_two_out(
+        seed: u64,
+        p in 0usize..9,
+        steps in proptest::collection::vec((0u64..3_000, 0u8..4), 1..400),
+    ) {
+        let c = cfg(BreakerProfile::ALL[p]);
+        let mut b = Breaker::new(c, 0);
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut now = 0u64;
+        let mut held: Vec<Permit> = vec![];
+        for (dt, op) in steps {
+            now += dt * MS;
+            if op < 2 {
+                let before = b.counters();
+                match b.allow(now) {
+                    Admission::Permit(permit) => held.push(permit),
+                    Admission::Locked => {
+                        prop_assert!(c.one_at_a_time);
+                        prop_assert_eq!(b.counters(), before);
+                    }
+                    Admission::Rejected | Admission::Wait => {}
+                }
+                prop_assert!(!c.one_at_a_time || held.len() <= 1);
+            } else if let Some(permit) = held.pop() {
+                let outcome = if op == 2 { Outcome::status(503) } else { Outcome::status(200) };
+                let _ = b.record(permit, now, &outcome, &mut rng);
+            }
+        }
+    }
+}
+
+#[test]
+fn pybreaker_runs_calls_one_at_a_time_and_turns_the_queue_away_once_open() {
+    let mut b = Breaker::new(cfg(BreakerProfile::Pybreaker), 0);
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    // Five calls at once: the first holds the lock, the others queue, uncounted.
+    let Admission::Permit(first) = b.allow(0) else {
+        panic!("an idle breaker lets the first call through");
+    };
+    for _ in 1..5 {
+        assert_eq!(b.allow(0), Admission::Locked);
+    }
+    assert_eq!(b.counters().allowed, 1);
+    assert_eq!(b.counters().rejected, 0);
+    // Each failure hands the lock to the next queued call, 20 ms later each.
+    let mut permit = first;
+    for i in 1..5u64 {
+        assert_eq!(
+            b.record(permit, i * 20 * MS, &Outcome::status(503), &mut rng),
+            None
+        );
+        let Admission::Permit(p) = b.allow(i * 20 * MS) else {
+            panic!("call {i} takes the lock when the one before it ends");
+        };
+        assert_eq!(b.allow(i * 20 * MS), Admission::Locked);
+        permit = p;
+    }
+    // The fifth failure in a row opens it; the calls queued since are refused in turn,
+    // none holding the lock.
+    let opened = b.record(permit, 100 * MS, &Outcome::status(503), &mut rng);
+    assert_eq!(
+        opened,
+        Some(State::Open {
+            until: 60 * S + 100 * MS
+        })
+    );
+    for _ in 0..3 {
+        assert_eq!(b.allow(100 * MS), Admission::Rejected);
+    }
+    assert_eq!(b.counters().allowed, 5);
+    assert_eq!(b.counters().rejected, 3);
+}
+
+#[test]
+fn only_pybreaker_runs_calls_one_at_a_time() {
+    for p in BreakerProfile::ALL {
+        assert_eq!(
+            BreakerConfig::new(p).one_at_a_time,
+            p == BreakerProfile::Pybreaker,
+            "{p}"
+        );
+        let mut b = Breaker::new(BreakerConfig::new(p), 0);
+        let Admission::Permit(_) = b.allow(0) else {
+            panic!("{p}: an idle breaker lets the first call through");
+        };
+        let second = b.allow(0);
+        assert_eq!(
+            second == Admission::Locked,
+            p == BreakerProfile::Pybreaker,
+            "{p}"
+        );
     }
 }
