@@ -288,3 +288,44 @@ fn the_last_hop_reaches_a_bottom_serving_https() {
     assert!(real[1].1 >= 100, "the bottom answered: {real:?}");
     within_10_percent(&hops(&sim(&path), "edge"), &real);
 }
+
+/// The simulator's mesh graph (`crates/sim/tests/chain.rs`): an edge without retries
+/// sends 1000 requests in 1 s through a mesh hop (`client`) to a service that answers 503
+/// after 50 ms of work, its store refusing every request at once.
+fn mesh(client: &str) -> String {
+    format!(
+        "name = \"mesh-cap\"\nseed = 7\n[load]\nrequests = 1000\nrate = 1000\narrival = \"constant\"\n\
+         [client]\npool_max_connections = 4000\nattempt_timeout_ms = 0\n\
+         [upstream]\nerror_rate = 1.0\nworkers = 0\n\
+         [[hops]]\nid = \"mesh\"\nserver = {{ workers = 0, service_time = {{ dist = \"constant\", ms = 0.1 }} }}\n\
+         client = {client}\n\
+         [[hops]]\nid = \"service\"\nserver = {{ workers = 0, service_time = {{ dist = \"constant\", ms = 50 }} }}\n\
+         client = {{ policy = \"none\" }}\n\
+         [[arms]]\nid = \"edge\"\npolicy = \"none\"\n"
+    )
+}
+
+#[test]
+fn envoys_circuit_breaker_bounds_retries_on_sockets_as_in_the_simulator() {
+    // Envoy's `max_retries` 3: each retry holds its slot for at least the service's 50 ms,
+    // so at most 3 · (1.1 s / 50 ms + 1) retries over the run; Istio's 2^32 − 1 lets both
+    // retries of every request go.
+    let most = 3.0 * (1.1 / 0.05 + 1.0);
+    for (name, client) in [
+        ("mesh-envoy", "{ policy = \"envoy\" }"),
+        ("mesh-istio", "{ policy = \"istio-default\" }"),
+    ] {
+        let path = scenario(name, &mesh(client));
+        let real = hops(&bench(&path), "edge");
+        let simulated = hops(&sim(&path), "edge");
+        let retries = real[1].1 - real[0].1;
+        eprintln!("{name}: {retries} retries on sockets");
+        assert_eq!(real[0].1, 1000, "{real:?}");
+        if name == "mesh-envoy" {
+            assert!(retries as f64 <= most, "{retries} retries > {most}");
+        } else {
+            assert_eq!(real[1].1, 3000, "{real:?}");
+        }
+        within_10_percent(&simulated, &real);
+    }
+}

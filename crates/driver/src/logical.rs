@@ -5,7 +5,7 @@
 //! lives below both rather than in either.
 
 use super::{Call, HttpClient};
-use herd_retry::{Decision, Failure, Nanos, Outcome, Retrier};
+use herd_retry::{Decision, Failure, Nanos, Outcome, Request, Retrier};
 use rand_pcg::Pcg64Mcg;
 use std::sync::Mutex;
 use tokio::time::Instant;
@@ -29,7 +29,13 @@ pub(super) async fn logical(
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     };
-    let mut req = lock().begin(now());
+    let mut live = Live {
+        retrier,
+        req: lock().begin(now()),
+        in_flight: false,
+        done: false,
+    };
+    let req = &mut live;
     let mut attempts = 0;
     loop {
         // The client's rate limiter (AWS adaptive mode) may hold any attempt, first ones too.
@@ -43,21 +49,46 @@ pub(super) async fn logical(
         let (admitted, remaining) = {
             let mut r = lock();
             (
-                r.admit(&req, now(), &mut rng),
-                r.attempt_timeout(&req, now(), client.timeout()),
+                r.admit(&req.req, now(), &mut rng),
+                r.attempt_timeout(&req.req, now(), client.timeout()),
             )
         };
         let outcome = if admitted {
             attempts += 1;
+            req.in_flight = true;
             (client.attempt_noting(id, call, attempts - 1, remaining, sent)).await
         } else {
             Outcome::Failed(Failure::Throttled)
         };
-        let decision = lock().decide(&mut req, call.method, &outcome, now(), &mut rng);
+        req.in_flight = false;
+        let decision = lock().decide(&mut req.req, call.method, &outcome, now(), &mut rng);
+        req.done = !matches!(decision, Decision::Retry { .. });
         match decision {
             Decision::Success => return (true, attempts),
             Decision::Retry { after } => tokio::time::sleep_until(Instant::now() + after).await,
             Decision::GiveUp(_) => return (false, attempts),
+        }
+    }
+}
+
+/// A logical request between [`Retrier::begin`] and its last [`Retrier::decide`]: if its
+/// future is dropped in between (a consumer cancelled it), the retrier hears of it
+/// ([`Retrier::abandon`]), so that a concurrency cap gets back the attempt on the wire and
+/// the retry it held, as the simulator's client does on a cancel.
+struct Live<'a> {
+    retrier: &'a Mutex<Retrier>,
+    req: Request,
+    /// An admitted attempt is on its way and not decided.
+    in_flight: bool,
+    /// The retrier ended the request.
+    done: bool,
+}
+
+impl Drop for Live<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let mut r = (self.retrier.lock()).unwrap_or_else(|poisoned| poisoned.into_inner());
+            r.abandon(&mut self.req, self.in_flight);
         }
     }
 }

@@ -10,7 +10,7 @@
 //! live in the `packages` module, with the exact-sequence tests of all six.
 
 use crate::backoff::Backoff;
-use crate::budget::{BudgetConfig, PercentConfig, QuotaConfig};
+use crate::budget::{BudgetConfig, ConcurrencyConfig, PercentConfig, QuotaConfig};
 use crate::classify::{Failure, Method, Outcome};
 use crate::jitter::Jitter;
 use crate::retry_after::{AboveMax, RetryAfter, RetryAfterMode};
@@ -141,10 +141,13 @@ pub enum Profile {
     /// 10× base = **250 ms** (`route_components.proto` RetryPolicy / RetryBackOff;
     /// `router_filter.rst`). herd's backoff is `25·2^(N−1)` ms under full jitter: the same
     /// first retry, 50 ms where Envoy has 75 for a second. Any method (Envoy does not look
-    /// at idempotency), `Retry-After` ignored. Envoy's retry circuit breaker (3 concurrent
-    /// retries per cluster, or the retry budget of 20% of active + pending requests with a
-    /// minimum of 3, `circuit_breaker.proto`, envoy PR #9069) is a *concurrency* cap that
-    /// herd does not model yet: this profile has no budget.
+    /// at idempotency), `Retry-After` ignored. Its budget is Envoy's retry circuit breaker
+    /// with the default `max_retries` **3** concurrent retries per cluster
+    /// (`circuit_breaker.proto`): a retry counts from the failure that grants it, through
+    /// its backoff, to its own answer, and one refused is not made, the caller getting the
+    /// failure (`upstream_rq_retry_overflow`); see [`crate::budget::concurrency`] for what
+    /// Envoy's source counts. `budget = { kind = "concurrency", budget_percent = 20,
+    /// min_retry_concurrency = 3 }` is the `retry_budget` instead (envoy PR #9069).
     Envoy,
     /// Istio with no `retries` in the VirtualService (`pilot/pkg/networking/core/route/
     /// retry/retry.go` @126806a): `NumRetries` **2**, `RetryOn`
@@ -152,7 +155,9 @@ pub enum Profile {
     /// `RetriableStatusCodes` **\[503\]**, Envoy's 25 ms / 250 ms fully jittered backoff; over
     /// HTTP that is a 503 or a connection that never reached the server (a reset after the
     /// request went out, or a timeout, is not retried). Istio sets Envoy's `max_retries` to
-    /// 2³²−1, so **nothing caps retry concurrency**: no budget.
+    /// 2³²−1 (`getDefaultCircuitBreakerThresholds`), so **nothing caps retry
+    /// concurrency**: the profile carries that cap ([`crate::budget::ConcurrencyConfig::ISTIO`]),
+    /// which never refuses.
     IstioDefault,
     /// Linkerd ≤ 2.15 ServiceProfile retries on an `isRetryable` route: no per-request limit,
     /// only the retry budget `retryRatio` **0.2**, `minRetriesPerSecond` **10**, `ttl`
@@ -394,9 +399,12 @@ impl Profile {
 
     /// The budget the library keeps per client object: herd's percent budget (20% over
     /// 10 s, floor 10/s); the AWS SDKs' retry quota (2026 rules, or 2.0), with adaptive
-    /// mode's rate limiter; none for the others.
+    /// mode's rate limiter; Envoy's retry circuit breaker per cluster (3 concurrent
+    /// retries; Istio's 2³²−1); none for the others.
     pub fn default_budget(self) -> Option<BudgetConfig> {
         match self {
+            Profile::Envoy => Some(BudgetConfig::Concurrency(ConcurrencyConfig::default())),
+            Profile::IstioDefault => Some(BudgetConfig::Concurrency(ConcurrencyConfig::ISTIO)),
             // herd's recommendation and Linkerd's ServiceProfile retries come with the
             // percent budget (Finagle's shape, which Linkerd's defaults match).
             Profile::Herd | Profile::LinkerdBudget => {

@@ -4,7 +4,9 @@
 //! The driver, the simulator and production integrations all go through
 //! [`Retrier::begin`] → ([`Retrier::admit`] → attempt → [`Retrier::decide`])*. `now` is
 //! always an argument, a [`Nanos`] on the caller's clock: any clock will do, virtual or
-//! real, as long as it is monotonic.
+//! real, as long as it is monotonic. A caller that drops a request before `decide` ends it
+//! (a consumer cancelled it) tells [`Retrier::abandon`], so that a concurrency cap
+//! ([`crate::budget::concurrency`]) gets its attempt and its retry back.
 //!
 //! ```
 //! use herd_retry::{Decision, Method, Nanos, Outcome, Profile, Retrier, Strategy};
@@ -129,6 +131,10 @@ pub struct Request {
     /// Quota its latest retry cost (0 before any): what a success gives back, as the AWS
     /// SDKs do (see [`crate::budget::Quota::on_success`]).
     last_retry_cost: u32,
+    /// Whether it holds a retry of a concurrency cap, from the grant to the retry's
+    /// answer, as Envoy's `RetryStateImpl` holds `retries()` from `shouldRetry` to the
+    /// next one.
+    holds_retry: bool,
 }
 
 impl Request {
@@ -177,6 +183,22 @@ impl Retrier {
             state: RetryState::default(),
             started: now,
             last_retry_cost: 0,
+            holds_retry: false,
+        }
+    }
+
+    /// The caller drops `req` before [`Retrier::decide`] ended it: `in_flight` if an
+    /// attempt [`Retrier::admit`] let go has not been decided. A concurrency cap gets that
+    /// attempt and the request's retry back (Envoy releases both when a request's retry
+    /// state is destroyed); no other budget notices.
+    pub fn abandon(&mut self, req: &mut Request, in_flight: bool) {
+        if let Some(b) = &mut self.budget {
+            if in_flight {
+                b.attempt_ended();
+            }
+            if std::mem::take(&mut req.holds_retry) {
+                b.release_retry();
+            }
         }
     }
 
@@ -245,9 +267,17 @@ impl Retrier {
         rng: &mut R,
     ) -> Decision {
         let throttled = matches!(outcome, Outcome::Failed(Failure::Throttled));
-        if let (Some(b), false) = (&mut self.budget, throttled) {
-            if self.strategy.policy.moves_budget(outcome) {
-                b.on_attempt(now, attempt_result(outcome));
+        if let Some(b) = &mut self.budget {
+            if !throttled {
+                b.attempt_ended();
+                if self.strategy.policy.moves_budget(outcome) {
+                    b.on_attempt(now, attempt_result(outcome));
+                }
+            }
+            // The retry that made this attempt (if a concurrency cap granted one) is done:
+            // Envoy's `resetRetry()` at the top of `shouldRetry`.
+            if std::mem::take(&mut req.holds_retry) {
+                b.release_retry();
             }
         }
         let d = match self
@@ -299,7 +329,10 @@ impl Retrier {
                 _ => RetryCause::Failure,
             };
             match b.withdraw(now, cause) {
-                Some(cost) => req.last_retry_cost = cost,
+                Some(cost) => {
+                    req.last_retry_cost = cost;
+                    req.holds_retry = b.holds_retries();
+                }
                 None => return Decision::GiveUp(GiveUp::Budget),
             }
         }
@@ -353,6 +386,104 @@ mod tests {
                     starts.push(now.as_duration());
                 }
                 _ => return starts,
+            }
+        }
+    }
+
+    /// Envoy's circuit breaker through the retrier: 6 requests fail together; 3 retries
+    /// are granted, the other 3 requests give up with the failure; the slots come back
+    /// when the retries' answers are judged, and a request abandoned in backoff gives its
+    /// slot back too.
+    #[test]
+    fn envoy_caps_concurrent_retries() {
+        let mut r = Retrier::new(Strategy::new(Profile::Envoy));
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let t = |x| Nanos::from(ms(x));
+        let mut reqs: Vec<Request> = (0..6).map(|_| r.begin(t(0))).collect();
+        for q in &reqs {
+            assert!(r.admit(q, t(0), &mut rng));
+        }
+        let fail = Outcome::status(503);
+        let firsts: Vec<Decision> = (reqs.iter_mut())
+            .map(|q| r.decide(q, Method::Get, &fail, t(10), &mut rng))
+            .collect();
+        let kinds: Vec<bool> = (firsts.iter())
+            .map(|d| matches!(d, Decision::Retry { .. }))
+            .collect();
+        assert_eq!(kinds, [true, true, true, false, false, false]);
+        assert_eq!(firsts[3], Decision::GiveUp(GiveUp::Budget));
+        assert_eq!(r.counters().refused_by_budget, 3);
+        // A new request failing now, while three retries wait out their backoff: refused.
+        let mut late = r.begin(t(11));
+        assert!(r.admit(&late, t(11), &mut rng));
+        let d = r.decide(&mut late, Method::Get, &fail, t(12), &mut rng);
+        assert_eq!(d, Decision::GiveUp(GiveUp::Budget));
+        // The first retry succeeds: its slot is back, and `late`'s retry goes.
+        assert!(r.admit(&reqs[0], t(40), &mut rng));
+        let ok = Outcome::status(200);
+        assert_eq!(
+            r.decide(&mut reqs[0], Method::Get, &ok, t(50), &mut rng),
+            Decision::Success
+        );
+        let mut late = r.begin(t(51));
+        assert!(r.admit(&late, t(51), &mut rng));
+        let d = r.decide(&mut late, Method::Get, &fail, t(52), &mut rng);
+        assert!(matches!(d, Decision::Retry { .. }), "{d:?}");
+        // Request 1 is dropped in backoff: its slot is back.
+        r.abandon(&mut reqs[1], false);
+        let mut again = r.begin(t(53));
+        assert!(r.admit(&again, t(53), &mut rng));
+        let d = r.decide(&mut again, Method::Get, &fail, t(54), &mut rng);
+        assert!(matches!(d, Decision::Retry { .. }), "{d:?}");
+        // Three held (2, late, again): the next is refused.
+        let mut more = r.begin(t(55));
+        assert!(r.admit(&more, t(55), &mut rng));
+        let d = r.decide(&mut more, Method::Get, &fail, t(56), &mut rng);
+        assert_eq!(d, Decision::GiveUp(GiveUp::Budget));
+        assert_eq!(r.counters().retries, 5);
+        // Istio's cap lets all of them retry.
+        let mut i = Retrier::new(Strategy::new(Profile::IstioDefault));
+        let mut reqs: Vec<Request> = (0..1000).map(|_| i.begin(t(0))).collect();
+        for q in &mut reqs {
+            assert!(i.admit(q, t(0), &mut rng));
+            let d = i.decide(q, Method::Get, &fail, t(1), &mut rng);
+            assert!(matches!(d, Decision::Retry { .. }));
+        }
+    }
+
+    proptest! {
+        /// Many requests against a failing upstream, attempts and answers interleaved in
+        /// any order: the requests holding an Envoy retry never exceed 3.
+        #[test]
+        fn envoy_retries_in_flight_never_exceed_three(order in proptest::collection::vec(0usize..64, 1..600), seed in 0u64..1000) {
+            let envoy = Strategy::new(Profile::Envoy);
+            let policy = envoy.policy.with_retries(4);
+            let mut r = Retrier::new(Strategy { policy, ..envoy });
+            let mut rng = Pcg64Mcg::seed_from_u64(seed);
+            // Per request: None (not begun or done), or Some((request, attempt on the wire)).
+            let mut live: Vec<Option<(Request, bool)>> = vec![None; 64];
+            let mut now = Nanos::from(ms(0));
+            for i in order {
+                now = now + ms(1);
+                match &mut live[i] {
+                    None => {
+                        let q = r.begin(now);
+                        prop_assert!(r.admit(&q, now, &mut rng));
+                        live[i] = Some((q, true));
+                    }
+                    Some((q, on_wire)) if *on_wire => {
+                        match r.decide(q, Method::Get, &Outcome::status(503), now, &mut rng) {
+                            Decision::Retry { .. } => *on_wire = false,
+                            _ => live[i] = None,
+                        }
+                    }
+                    Some((q, on_wire)) => {
+                        prop_assert!(r.admit(q, now, &mut rng));
+                        *on_wire = true;
+                    }
+                }
+                let held = live.iter().flatten().filter(|(q, _)| q.holds_retry).count();
+                prop_assert!(held <= 3, "{held} retries held");
             }
         }
     }

@@ -422,6 +422,17 @@ pub(crate) enum RawBudget {
     /// Google SRE's adaptive throttling.
     #[serde(rename = "adaptive")]
     Adaptive(RawAdaptive),
+    /// Envoy's retry circuit breaker: `max_retries`, or a `retry_budget`.
+    #[serde(rename = "concurrency")]
+    Concurrency(RawConcurrency),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConcurrency {
+    pub max_retries: Option<i64>,
+    pub budget_percent: Option<f64>,
+    pub min_retry_concurrency: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -4,10 +4,12 @@
 
 use crate::duration::BoundedDuration;
 use crate::raw::{
-    RawAdaptive, RawBudget, RawPercent, RawQuota, RawRatio, RawRetryAfter, RawTokenBucket,
+    RawAdaptive, RawBudget, RawConcurrency, RawPercent, RawQuota, RawRatio, RawRetryAfter,
+    RawTokenBucket,
 };
 use herd_retry::budget::{
-    AdaptiveConfig, BudgetError, PercentConfig, QuotaConfig, RatioConfig, TokenBucketConfig,
+    AdaptiveConfig, BudgetError, ConcurrencyConfig, PercentConfig, QuotaConfig, RatioConfig,
+    TokenBucketConfig,
 };
 use herd_retry::{AboveMax, BudgetConfig, Policy, RetryAfter, RetryAfterMode};
 use std::time::Duration;
@@ -54,6 +56,7 @@ pub(crate) fn budget(b: &RawBudget) -> R<Option<BudgetConfig>> {
         RawBudget::Quota(q) => BudgetConfig::Quota(quota(q)?),
         RawBudget::Ratio(r) => BudgetConfig::Ratio(ratio(r)?),
         RawBudget::Adaptive(a) => BudgetConfig::Adaptive(adaptive(a)?),
+        RawBudget::Concurrency(c) => BudgetConfig::Concurrency(concurrency(c)?),
     }))
 }
 
@@ -143,6 +146,25 @@ fn adaptive(a: &RawAdaptive) -> R<AdaptiveConfig> {
     let d = AdaptiveConfig::default();
     let k = a.k.unwrap_or(d.k());
     AdaptiveConfig::new(k, knob("window_ms", a.window_ms, d.window(), ms)?)
+        .map_err(|e| refused("budget", e))
+}
+
+/// Envoy's circuit breaker: `max_retries` (default 3), or, with `budget_percent` or
+/// `min_retry_concurrency` (defaults 20 and 3), the retry budget, which in Envoy replaces
+/// `max_retries`; writing both would leave `max_retries` silently unused, so it is refused.
+fn concurrency(c: &RawConcurrency) -> R<ConcurrencyConfig> {
+    if c.budget_percent.is_none() && c.min_retry_concurrency.is_none() {
+        let max = knob("max_retries", c.max_retries, 3, uint)?;
+        return Ok(ConcurrencyConfig::max_retries(max));
+    }
+    if c.max_retries.is_some() {
+        return bad(
+            &["budget", "max_retries"],
+            "is replaced by the retry budget (budget_percent, min_retry_concurrency) in Envoy: write one or the other",
+        );
+    }
+    let floor = knob("min_retry_concurrency", c.min_retry_concurrency, 3, uint)?;
+    ConcurrencyConfig::retry_budget(c.budget_percent.unwrap_or(20.0), floor)
         .map_err(|e| refused("budget", e))
 }
 

@@ -258,6 +258,8 @@ impl Client {
             return;
         }
         let on_wire = AttemptId { req, gen: r.gen };
+        // A concurrency cap gets back the attempt not yet decided and the retry held.
+        (self.retrier).abandon(&mut r.request, phase != Phase::Idle);
         r.gen = r.gen.wrapping_add(1).max(1);
         r.phase = Phase::Free;
         self.armed[req as usize] = 0;

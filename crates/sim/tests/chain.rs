@@ -108,3 +108,59 @@ fn same_seed_same_chain() {
     let b = herd_sim::simulate(&s, 0).report(&s, 0);
     assert_eq!(a, b);
 }
+
+/// An edge without retries sends 1000 requests in 1 s through a mesh hop (`client` is its
+/// client) to a service that answers 503 after 50 ms of work: its store (the bottom)
+/// refuses every request at once, and it does not retry. Injected 503s are answered in
+/// front of the workers, so the 50 ms of a failure come from the service's own work.
+fn mesh(client: &str) -> Scenario {
+    let text = format!(
+        "name = \"mesh-cap\"\nseed = 7\n[load]\nrequests = 1000\nrate = 1000\narrival = \"constant\"\n\
+         [client]\npool_max_connections = 4000\nattempt_timeout_ms = 0\n\
+         [upstream]\nerror_rate = 1.0\nworkers = 0\n\
+         [[hops]]\nid = \"mesh\"\nserver = {{ workers = 0, service_time = {{ dist = \"constant\", ms = 0.1 }} }}\n\
+         client = {client}\n\
+         [[hops]]\nid = \"service\"\nserver = {{ workers = 0, service_time = {{ dist = \"constant\", ms = 50 }} }}\n\
+         client = {{ policy = \"none\" }}\n\
+         [[arms]]\nid = \"edge\"\npolicy = \"none\"\n"
+    );
+    herd_scenario::parse(&text, "mesh-cap").expect("valid mesh")
+}
+
+#[test]
+fn envoys_circuit_breaker_keeps_three_retries_in_flight_and_istios_cap_does_not() {
+    // Envoy's `max_retries` 3: a retry holds its slot from the failure that grants it to
+    // its own answer, so for at least the service's 50 ms. Failures at the mesh arrive
+    // from 50 ms to about 1.05 s, so at most 3 · (1.1 s / 50 ms + 1) retries fit. At least
+    // 3 go per 100 ms (Envoy's first backoff is under 25 ms, the attempt 50 ms and the
+    // network), since a failure is waiting whenever a slot frees.
+    let h = hops(&mesh("{ policy = \"envoy\" }"));
+    let (at_mesh, below) = (h[0].requests, h[1].requests);
+    assert_eq!(at_mesh, 1000);
+    let retries = below - at_mesh;
+    eprintln!("envoy: {at_mesh} at the mesh, {below} below it, {retries} retries");
+    let most = 3.0 * (1.1 / 0.05 + 1.0);
+    assert!(retries as f64 <= most, "{retries} retries > {most}");
+    assert!(
+        retries >= 3 * 10,
+        "{retries} retries: the cap let too few go"
+    );
+    // The same route without the breaker retries every failure once.
+    let free = hops(&mesh(
+        "{ policy = \"envoy\", budget = { kind = \"none\" } }",
+    ));
+    assert_eq!((free[0].requests, free[1].requests), (1000, 2000));
+    // Istio raises the cap to 2^32 - 1: both of its retries go for every request.
+    let istio = hops(&mesh("{ policy = \"istio-default\" }"));
+    assert_eq!((istio[0].requests, istio[1].requests), (1000, 3000));
+    // Envoy's retry budget instead: 20% of the attempts outstanding below the mesh (about
+    // 50 first tries, one per ms over the service's 50 ms, plus the retries in flight),
+    // at least 3. Retries in backoff are not outstanding requests, so the cap stays near
+    // a tenth of the failures, well below one retry each.
+    let budget = hops(&mesh(
+        "{ policy = \"envoy\", budget = { kind = \"concurrency\", budget_percent = 20, min_retry_concurrency = 3 } }",
+    ));
+    let retries_b = budget[1].requests - budget[0].requests;
+    eprintln!("envoy retry budget: {retries_b} retries");
+    assert!(retries_b > retries && retries_b < 1000, "{retries_b}");
+}

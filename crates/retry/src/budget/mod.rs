@@ -30,8 +30,13 @@
 //! | `aws-adaptive` | AWS SDK adaptive mode | the quota, plus a CUBIC rate limiter that paces every attempt after a throttle ([`crate::aws::rate_limiter`]) |
 //! | `ratio` | Google SRE per-client budget | retries ≤ 10% of requests over 10 s, no floor |
 //! | `adaptive` | Google SRE client-side throttling | reject locally with p = max(0, (req − K·acc)/(req + 1)) |
+//! | `concurrency` | Envoy's retry circuit breaker | retries outstanding < `max_retries` (3), or < max(20% of active + pending requests, 3) ([`concurrency`]) |
+//!
+//! Every kind but `concurrency` bounds retries over time; `concurrency` bounds the retries
+//! alive at once, from their grant through their backoff to their answer.
 
 mod adaptive;
+pub mod concurrency;
 mod error;
 mod percent;
 mod quota;
@@ -40,6 +45,7 @@ mod token_bucket;
 mod window;
 
 pub use adaptive::{Adaptive, AdaptiveConfig};
+pub use concurrency::{Concurrency, ConcurrencyConfig};
 pub use error::BudgetError;
 pub use percent::{Percent, PercentConfig};
 pub use quota::{Quota, QuotaConfig, RetryCause};
@@ -71,12 +77,20 @@ pub enum BudgetConfig {
     /// botocore's, [`crate::aws::rate_limiter`]). A profile's default, not a kind a
     /// scenario writes.
     AwsAdaptive(QuotaConfig),
+    /// Envoy's retry circuit breaker: a cap on concurrent retries.
+    Concurrency(ConcurrencyConfig),
 }
 
 impl BudgetConfig {
     /// Kind names, as scenarios write them.
-    pub const NAMES: &'static [&'static str] =
-        &["percent", "token-bucket", "quota", "ratio", "adaptive"];
+    pub const NAMES: &'static [&'static str] = &[
+        "percent",
+        "token-bucket",
+        "quota",
+        "ratio",
+        "adaptive",
+        "concurrency",
+    ];
 
     /// The kind's name.
     pub fn name(&self) -> &'static str {
@@ -87,6 +101,7 @@ impl BudgetConfig {
             BudgetConfig::Ratio(_) => "ratio",
             BudgetConfig::Adaptive(_) => "adaptive",
             BudgetConfig::AwsAdaptive(_) => "aws-adaptive",
+            BudgetConfig::Concurrency(_) => "concurrency",
         }
     }
 }
@@ -141,6 +156,7 @@ impl fmt::Display for BudgetConfig {
                 c.k(),
                 c.window().as_secs_f64()
             ),
+            BudgetConfig::Concurrency(c) => write!(f, "retry circuit breaker: {c}"),
         }
     }
 }
@@ -162,6 +178,8 @@ pub enum Budget {
     /// AWS adaptive mode: the quota, and the rate limiter, made at the first attempt (its
     /// clock starts then).
     AwsAdaptive(Quota, Option<RateLimiter>),
+    /// Envoy's retry circuit breaker.
+    Concurrency(Concurrency),
 }
 
 /// What an attempt came to, as far as a budget cares.
@@ -187,6 +205,7 @@ impl Budget {
             BudgetConfig::Ratio(c) => Budget::Ratio(Ratio::new(c)),
             BudgetConfig::Adaptive(c) => Budget::Adaptive(Adaptive::new(c)),
             BudgetConfig::AwsAdaptive(c) => Budget::AwsAdaptive(Quota::new(c), None),
+            BudgetConfig::Concurrency(c) => Budget::Concurrency(Concurrency::new(c)),
         }
     }
 
@@ -202,13 +221,40 @@ impl Budget {
     /// Whether to send an attempt (a `retry`, or a first one) at all. Only adaptive
     /// throttling and a token bucket checked after the backoff (grpc-js) ever say no, and
     /// only adaptive throttling draws from `rng` (a uniform number in [0, 1)): under any
-    /// other budget the caller's random stream is left as it was.
+    /// other budget the caller's random stream is left as it was. An attempt admitted here
+    /// is outstanding (for the concurrency cap) until [`Budget::attempt_ended`].
     pub fn admit<R: Rng + ?Sized>(&mut self, now: Nanos, retry: bool, rng: &mut R) -> bool {
         match self {
             Budget::Adaptive(b) => b.admit(now, rng.random()),
             Budget::TokenBucket(b) => b.admit(retry),
+            Budget::Concurrency(b) => {
+                b.attempt_started();
+                true
+            }
             _ => true,
         }
+    }
+
+    /// An attempt [`Budget::admit`] let go ended, whatever its outcome (answered, timed
+    /// out, abandoned). Only the concurrency cap counts it.
+    pub fn attempt_ended(&mut self) {
+        if let Budget::Concurrency(b) = self {
+            b.attempt_ended();
+        }
+    }
+
+    /// A retry this budget granted is done: its attempt's answer is being judged, or its
+    /// request ended. Only the concurrency cap holds a retry past its grant, so only it
+    /// gives one back ([`Budget::holds_retries`]).
+    pub fn release_retry(&mut self) {
+        if let Budget::Concurrency(b) = self {
+            b.release();
+        }
+    }
+
+    /// Whether a retry [`Budget::withdraw`] grants is held until [`Budget::release_retry`].
+    pub fn holds_retries(&self) -> bool {
+        matches!(self, Budget::Concurrency(_))
     }
 
     /// Asks the client's rate limiter for an attempt that wants to go out at `now`: zero
@@ -247,6 +293,7 @@ impl Budget {
             Budget::Quota(b) | Budget::AwsAdaptive(b, _) => b.withdraw(cause),
             Budget::Ratio(b) => b.withdraw(now).then_some(0),
             Budget::Adaptive(_) => Some(0),
+            Budget::Concurrency(b) => b.acquire().then_some(0),
         }
     }
 

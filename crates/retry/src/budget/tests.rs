@@ -129,6 +129,40 @@ proptest! {
         }
     }
 
+    /// Whatever the order of attempts, grants and releases, the retries counted never
+    /// exceed the cap, and a refusal only happens at the cap.
+    #[test]
+    fn concurrency_never_exceeds_the_cap(ops in proptest::collection::vec(0u8..4, 0..2000), budget in proptest::bool::ANY, max in 0u32..8, pct in 0.0f64..100.0, floor in 0u32..5) {
+        let cfg = if budget {
+            ConcurrencyConfig::retry_budget(pct, floor).unwrap()
+        } else {
+            ConcurrencyConfig::max_retries(max)
+        };
+        let mut c = Concurrency::new(cfg);
+        let mut held = 0u64;
+        for op in ops {
+            match op {
+                0 => c.attempt_started(),
+                1 => c.attempt_ended(),
+                2 => {
+                    let cap = c.max();
+                    let granted = c.acquire();
+                    prop_assert_eq!(granted, held < cap);
+                    if granted { held += 1; }
+                    // A grant never takes the count past the cap of its moment.
+                    prop_assert!(!granted || held <= cap);
+                }
+                _ => if held > 0 { c.release(); held -= 1; },
+            }
+            prop_assert_eq!(c.retries(), held);
+            // A fixed cap bounds the count at all times; a budget's cap can shrink under
+            // retries already granted (envoy-mobile#811), never grant past it.
+            if !budget {
+                prop_assert!(held <= u64::from(max));
+            }
+        }
+    }
+
     /// The SRE ratio holds over the window.
     #[test]
     fn ratio_bound(requests in 0u32..1000, asks in 0u32..1000) {
@@ -178,4 +212,62 @@ fn configs_check_their_settings() {
     assert_eq!(AdaptiveConfig::new(0.5, s(1)), Err(BudgetError::K(0.5)));
     assert!(AdaptiveConfig::new(f64::NAN, s(1)).is_err());
     assert!(AdaptiveConfig::new(2.0, Duration::ZERO).is_err());
+}
+
+#[test]
+fn concurrency_max_retries_counts_from_grant_to_release() {
+    // Envoy's default circuit breaker: `max_retries` 3.
+    let mut c = Concurrency::new(ConcurrencyConfig::default());
+    assert_eq!(c.max(), 3);
+    let grants: Vec<bool> = (0..5).map(|_| c.acquire()).collect();
+    assert_eq!(grants, [true, true, true, false, false]);
+    assert_eq!(c.retries(), 3);
+    // Attempts outstanding do not move a fixed cap.
+    for _ in 0..100 {
+        c.attempt_started();
+    }
+    assert!(!c.acquire());
+    c.release();
+    assert_eq!(c.retries(), 2);
+    assert!(c.acquire(), "a released retry makes room for one more");
+    assert!(!c.acquire());
+    // Istio's cap never refuses.
+    let mut i = Concurrency::new(ConcurrencyConfig::ISTIO);
+    assert!((0..100_000).all(|_| i.acquire()));
+}
+
+#[test]
+fn concurrency_budget_follows_active_and_pending() {
+    // PR #9069's example: 20% with a minimum of 3 allows 5 retries at 25 active
+    // requests, and still 3 at 2.
+    let mut c = Concurrency::new(ConcurrencyConfig::envoy_retry_budget());
+    for _ in 0..25 {
+        c.attempt_started();
+    }
+    assert_eq!(c.max(), 5);
+    assert_eq!((0..10).filter(|_| c.acquire()).count(), 5);
+    // 24 active: 20% is 4.8, truncated to 4, so no new retry until two are released.
+    c.attempt_ended();
+    assert_eq!(c.max(), 4);
+    c.release();
+    assert!(!c.acquire(), "4 counted, cap 4");
+    c.release();
+    assert!(c.acquire());
+    // Requests turning into retries in backoff shrink the cap to its floor
+    // (envoyproxy/envoy-mobile#811).
+    for _ in 0..24 {
+        c.attempt_ended();
+    }
+    assert_eq!((c.outstanding(), c.max()), (0, 3));
+    assert!(
+        !c.acquire(),
+        "4 retries still counted, above the floor of 3"
+    );
+    let zero = ConcurrencyConfig::retry_budget(100.0, 0).unwrap();
+    let mut z = Concurrency::new(zero);
+    assert!(!z.acquire(), "no active request, no floor: no retry");
+    z.attempt_started();
+    assert!(z.acquire());
+    assert!(ConcurrencyConfig::retry_budget(100.5, 3).is_err());
+    assert!(ConcurrencyConfig::retry_budget(f64::NAN, 3).is_err());
 }

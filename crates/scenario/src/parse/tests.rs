@@ -437,3 +437,32 @@ fn axios_deadline_is_the_attempt_timeout() {
     let s = parse(OK, "t.toml").unwrap();
     assert_eq!(s.arms[0].strategy().unwrap().deadline, None, "no timeout");
 }
+
+/// Envoy's circuit breaker as a scenario writes it: the profile's `max_retries` 3 by
+/// default, another `max_retries`, or the retry budget, never both.
+#[test]
+fn envoy_concurrency_budget() {
+    use herd_retry::budget::ConcurrencyConfig;
+    use herd_retry::BudgetConfig;
+    let arms = "[[arms]]\nid = \"e\"\npolicy = \"envoy\"\n[[arms]]\nid = \"e2\"\npolicy = \"envoy\"\nbudget = { kind = \"concurrency\", max_retries = 10 }\n[[arms]]\nid = \"e3\"\npolicy = \"envoy\"\nbudget = { kind = \"concurrency\", budget_percent = 25 }\n[[arms]]\nid = \"i\"\npolicy = \"istio-default\"\n";
+    let s = parse(&(OK.to_owned() + arms), "t.toml").unwrap();
+    // OK's own two arms come first.
+    let budget = |i: usize| s.arms[i + 1].strategy().unwrap().budget;
+    let c = BudgetConfig::Concurrency;
+    assert_eq!(budget(1), Some(c(ConcurrencyConfig::max_retries(3))));
+    assert_eq!(budget(2), Some(c(ConcurrencyConfig::max_retries(10))));
+    let b = ConcurrencyConfig::retry_budget(25.0, 3).unwrap();
+    assert_eq!(budget(3), Some(c(b)));
+    assert_eq!(budget(4), Some(c(ConcurrencyConfig::ISTIO)));
+    let both = "budget = { kind = \"concurrency\", max_retries = 3, min_retry_concurrency = 1 }";
+    let m = msg(&OK.replace("jitter = \"none\"", both));
+    assert!(
+        m.contains("arms[0].budget.max_retries") && m.contains("one or the other"),
+        "{m}"
+    );
+    let m = msg(&OK.replace(
+        "jitter = \"none\"",
+        "budget = { kind = \"concurrency\", budget_percent = 120 }",
+    ));
+    assert!(m.contains("arms[0].budget.budget_percent"), "{m}");
+}
