@@ -14,8 +14,9 @@
 //!   (one call at a time) does not bind, while at 100 requests/s the lock holds its load
 //!   below half its replica's.
 //!
-//! These need Node with npm, python3 with venv, Go and Debian's go-retryablehttp and
-//! go-resiliency packages (`.ci/run` installs them): they fail without them, never skip.
+//! These need Node with npm, python3 with venv, Go and Debian's go-retryablehttp,
+//! go-resiliency and grpc-go packages (the Go adapter is built against all three; `.ci/run`
+//! installs them): they fail without them, never skip.
 
 mod common;
 use common::*;
