@@ -42,7 +42,7 @@ const GO_BINARY: &str = "herd-go-arm";
 
 /// The Debian-packaged Go libraries the Go adapter builds against: the directory under
 /// GOPATH, the library, and its package.
-const GO_LIBRARIES: [(&str, &str, &str); 2] = [
+const GO_LIBRARIES: [(&str, &str, &str); 3] = [
     (
         "src/github.com/hashicorp/go-retryablehttp",
         "go-retryablehttp",
@@ -53,7 +53,18 @@ const GO_LIBRARIES: [(&str, &str, &str); 2] = [
         "go-resiliency",
         "golang-gopkg-eapache-go-resiliency.v1-dev",
     ),
+    (
+        "src/google.golang.org/grpc",
+        "grpc-go",
+        "golang-google-grpc-dev",
+    ),
 ];
+
+/// Set in the Go adapter's environment: grpc-go 1.33 (Debian 12's) applies a service
+/// config's `retryPolicy` only with `GRPC_GO_RETRY=on`, which it reads once as its packages
+/// initialise (grpc-go `internal/envconfig/envconfig.go`), before the adapter's own code
+/// could set it. The other Go clients do not read it.
+const GO_ENV: [(&str, &str); 1] = [("GRPC_GO_RETRY", "on")];
 
 /// Written into an adapter directory once its setup has finished.
 const READY: &str = ".herd-ready";
@@ -276,7 +287,10 @@ impl Adapter {
             Runtime::Python => {
                 ArmCommand::new(client, venv_python(&self.dir)).with_arg(self.entry())
             }
-            Runtime::Go => ArmCommand::new(client, self.dir.join(GO_BINARY)),
+            Runtime::Go => GO_ENV.iter().fold(
+                ArmCommand::new(client, self.dir.join(GO_BINARY)),
+                |c, (k, v)| c.with_env(*k, *v),
+            ),
             _ => {
                 let node = find_on_path("node").ok_or_else(|| ExternalError::NodeNotFound {
                     client: client.to_string(),
@@ -345,9 +359,9 @@ async fn check_runtime(runtime: Runtime, client: &str) -> Result<(), ExternalErr
         }
         Runtime::Go => {
             if find_on_path("go").is_none() {
-                return missing("Go to build its adapter: apt-get install golang-go golang-github-hashicorp-go-retryablehttp-dev golang-gopkg-eapache-go-resiliency.v1-dev");
+                return missing("Go to build its adapter: apt-get install golang-go golang-github-hashicorp-go-retryablehttp-dev golang-gopkg-eapache-go-resiliency.v1-dev golang-google-grpc-dev");
             }
-            // The adapter is one program: every Go client needs both libraries' sources.
+            // The adapter is one program: every Go client needs every library's sources.
             for (dir, library, package) in GO_LIBRARIES {
                 if !Path::new(GOPATH).join(dir).is_dir() {
                     return missing(&format!(
@@ -426,7 +440,7 @@ async fn setup(
                 ("GOPATH", GOPATH.as_ref()),
                 ("GOCACHE", &gocache),
             ];
-            let args: [&std::ffi::OsStr; 7] = [
+            let args: [&std::ffi::OsStr; 8] = [
                 "build".as_ref(),
                 "-o".as_ref(),
                 GO_BINARY.as_ref(),
@@ -434,6 +448,7 @@ async fn setup(
                 "main.go".as_ref(),
                 "kit.go".as_ref(),
                 "resiliency.go".as_ref(),
+                "grpc.go".as_ref(),
             ];
             run(dir, "go", &args, &env).await.map_err(&fail)?;
         }
@@ -505,4 +520,29 @@ pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
         .map(|n| dir.join(n))
         .find(|p| p.is_file())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// grpc-go 1.33 reads `GRPC_GO_RETRY` before the adapter's code runs, so the command
+    /// has to carry it.
+    #[test]
+    fn the_go_adapter_runs_with_grpc_go_retries_on() {
+        let dir = std::env::temp_dir().join(format!("herd-go-env-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(GO_BINARY), b"").unwrap();
+        let cmd = Adapter::at_runtime(Runtime::Go, &dir)
+            .command("go-grpc", &AdapterOptions::new("http://127.0.0.1:1/"))
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            cmd.envs()
+                .iter()
+                .any(|(k, v)| k == "GRPC_GO_RETRY" && v == "on"),
+            "{:?}",
+            cmd.envs()
+        );
+    }
 }

@@ -54,6 +54,7 @@ const GO: &[File] = &[
     ("kit.go", include_bytes!("../kits/go/kit.go")),
     ("main.go", include_bytes!("../kits/go/main.go")),
     ("resiliency.go", include_bytes!("../kits/go/resiliency.go")),
+    ("grpc.go", include_bytes!("../kits/go/grpc.go")),
 ];
 
 /// The embedded source files of `runtime`'s adapter.

@@ -14,8 +14,9 @@
 //!   one call at a time (its replica queues for the lock as the library does), and at 20,
 //!   where the lock does not bind.
 //!
-//! These need Node with npm, python3 with venv, Go and Debian's go-retryablehttp and
-//! go-resiliency packages (`.ci/run` installs them): they fail without them, never skip.
+//! These need Node with npm, python3 with venv, Go and Debian's go-retryablehttp,
+//! go-resiliency and grpc-go packages (the Go adapter is built against all three; `.ci/run`
+//! installs them): they fail without them, never skip.
 
 mod common;
 use common::*;

@@ -4,8 +4,9 @@
 //! (`herd policy urllib3`, `herd policy go-retryablehttp`) within 5% + 20 ms.
 //!
 //! These need `python3` with its venv module, `go` and Debian's
-//! golang-github-hashicorp-go-retryablehttp-dev (`.ci/run` installs them): they fail
-//! without them, they never skip.
+//! golang-github-hashicorp-go-retryablehttp-dev, golang-gopkg-eapache-go-resiliency.v1-dev
+//! and golang-google-grpc-dev (the Go adapter is one program, built against all three;
+//! `.ci/run` installs them): they fail without them, they never skip.
 
 mod common;
 use common::*;

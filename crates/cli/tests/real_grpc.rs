@@ -2,20 +2,30 @@
 //! speaking gRPC (`[upstream] protocol = "grpc"`), every client configured by the same
 //! service config (the measured one: 4 attempts, 0.1 s, x2, 1 s, UNAVAILABLE):
 //!
-//! - 30 calls to a server that fails every call UNAVAILABLE: 4 attempts a call from the
-//!   real client and from its replica (simulated, and on the socket), and the first retry,
-//!   timed by the server, within 5% + 20 ms of the replica's on the socket (the simulator
-//!   has no request ids to time it by);
+//! - calls to a server that fails every call UNAVAILABLE: 4 attempts a call from the real
+//!   client and from its replica (simulated, and on the socket), the attempts the real
+//!   client's adapter counted equal to the server's, and the first retry, timed by the
+//!   server, within 5% + 20 ms of the replica's on the socket (the simulator has no request
+//!   ids to time it by). grpcio and grpc-js draw it from 100 ms ±20%, so 30 calls and the
+//!   mean pin it. grpc-go 1.33 draws it from U(0, 100 ms) (full jitter): there the mean
+//!   alone would pass any schedule averaging 50 ms, a constant one included, so its mean,
+//!   median and 90th percentile are each compared, over 200 calls, which keeps each
+//!   side's sampling error (about 2 ms on the mean, 3.5 ms on the median) well inside the
+//!   tolerance;
 //! - with `retryThrottling {10, 0.1}`, 50 failing calls one after another (1/s): 53
-//!   requests from the real client and from its replica; and 50 overlapping (10/s), where
-//!   the moment the bucket is asked matters: the same count from both (grpcio 54, grpc-js
-//!   52 when measured);
+//!   requests from the real client and from its replica; and 50 overlapping, where the
+//!   moment the bucket is asked matters: the same count from both (grpcio 54, grpc-js 52
+//!   when measured at 10/s). grpc-go's overlapping calls come at 50/s: with full jitter the
+//!   first call's four attempts could all end before the second call's first at 10/s
+//!   (chance about 1 in 50, and then 53, not 54), at 50/s about 1 in 6000;
 //! - hedging (3 attempts 0.1 s apart) against a slow server: grpc-js's hedges reach the
-//!   server 100 and 200 ms after the original, as its replica's do (within 5% + 20 ms); grpcio ignores the policy
-//!   (1 attempt a call), and so does its replica, whose policy says so.
+//!   server 100 and 200 ms after the original, as its replica's do (within 5% + 20 ms);
+//!   grpcio and grpc-go ignore the policy (1 attempt a call), and so do their replicas,
+//!   whose policy says so.
 //!
-//! These need python3 with venv and Node.js with npm (herd installs the kits' pinned grpcio
-//! and @grpc/grpc-js); they fail without them, never skip.
+//! These need python3 with venv, Node.js with npm (herd installs the kits' pinned grpcio
+//! and @grpc/grpc-js) and Go with Debian's grpc-go (`golang-google-grpc-dev`, 1.33.3);
+//! they fail without them, never skip.
 
 mod common;
 use common::*;
@@ -92,16 +102,54 @@ fn within(real: f64, replica: f64) -> bool {
     (real - replica).abs() <= 0.05 * replica + 20.0
 }
 
+/// How a client jitters its retry delay `b` (`initialBackoff·backoffMultiplier^(n−1)`,
+/// capped), which decides how its first retry is compared and how fast the overlapping
+/// calls must come.
+#[derive(Clone, Copy)]
+enum Jitter {
+    /// `b·U(0.8, 1.2)` (C-core, grpc-js).
+    TwentyPercent,
+    /// `U(0, b)` (grpc-go 1.33).
+    Full,
+}
+
+impl Jitter {
+    /// (calls, rate) of the retries run.
+    fn retries_load(self) -> (u32, u32) {
+        match self {
+            Jitter::TwentyPercent => (30, 10),
+            Jitter::Full => (200, 50),
+        }
+    }
+
+    /// The rate of the 50 overlapping throttled calls.
+    fn overlapping_rate(self) -> u32 {
+        match self {
+            Jitter::TwentyPercent => 10,
+            Jitter::Full => 50,
+        }
+    }
+
+    /// The server-seen first-retry figures compared.
+    fn compared(self) -> &'static [&'static str] {
+        match self {
+            Jitter::TwentyPercent => &["mean"],
+            Jitter::Full => &["mean", "p50", "p90"],
+        }
+    }
+}
+
 /// One client against its replica: retries, throttling, hedging.
-fn pair(profile: &'static str, client: &'static str) {
+fn pair(profile: &'static str, client: &'static str, jitter: Jitter) {
     let dir = tempdir(&format!("real-grpc-{client}"));
     let fail = "error_rate = 1.0";
     let retry = service_config(RETRY, "");
     let throttle = service_config(RETRY, THROTTLE);
+    let (calls, rate) = jitter.retries_load();
     let retries = write(
         &dir,
         "retries.toml",
-        scenario(30, 10, fail, profile, client, &retry),
+        scenario(calls, rate, fail, profile, client, &retry),
     );
     let sequential = write(
         &dir,
@@ -111,7 +159,14 @@ fn pair(profile: &'static str, client: &'static str) {
     let overlapping = write(
         &dir,
         "overlapping.toml",
-        scenario(50, 10, fail, profile, client, &throttle),
+        scenario(
+            50,
+            jitter.overlapping_rate(),
+            fail,
+            profile,
+            client,
+            &throttle,
+        ),
     );
     let slow = "service_time = { dist = \"constant\", ms = 400 }";
     let hedged = write(
@@ -126,16 +181,18 @@ fn pair(profile: &'static str, client: &'static str) {
         (&replica, "replica"),
         (&real, client),
     ] {
-        assert_eq!(v["server_requests"], 120, "{client}, {who}: {v}");
+        assert_eq!(v["server_requests"], 4 * calls, "{client}, {who}: {v}");
     }
     assert_eq!(
         real["client_attempts"], real["server_requests"],
         "{client}: {real}"
     );
-    let mean = |v: &Value| v["server_first_retry_ms"]["mean"].as_f64().unwrap();
-    let (b, r) = (mean(&real), mean(&replica));
-    eprintln!("{client}: first retry {b:.1} ms, {profile} replica {r:.1} ms (server-seen means)");
-    assert!(within(b, r), "{client} {b} vs {profile} {r}");
+    for key in jitter.compared() {
+        let first = |v: &Value| v["server_first_retry_ms"][key].as_f64().unwrap();
+        let (b, r) = (first(&real), first(&replica));
+        eprintln!("{client}: first retry {key} {b:.1} ms, {profile} replica {r:.1} ms (server-seen, {calls} calls)");
+        assert!(within(b, r), "{client} {key} {b} vs {profile} {r}");
+    }
 
     for (file, expected) in [(&sequential, Some(53)), (&overlapping, None)] {
         let (sim, replica, real) = runs(file);
@@ -191,7 +248,12 @@ fn pair(profile: &'static str, client: &'static str) {
 
 #[test]
 fn grpcio_and_grpc_js_send_what_their_replicas_send() {
-    let js = thread::spawn(|| pair("grpc-js", "node-grpc-js"));
-    pair("grpc-core", "py-grpcio");
+    let js = thread::spawn(|| pair("grpc-js", "node-grpc-js", Jitter::TwentyPercent));
+    pair("grpc-core", "py-grpcio", Jitter::TwentyPercent);
     js.join().unwrap();
+}
+
+#[test]
+fn grpc_go_sends_what_its_replica_sends() {
+    pair("grpc-go-1.33", "go-grpc", Jitter::Full);
 }

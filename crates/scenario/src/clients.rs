@@ -213,6 +213,12 @@ pub const EXTERNAL_CLIENTS: &[ExternalClient] = &[
         runtime: Runtime::Go,
         adapter: GO_ADAPTER,
     },
+    ExternalClient {
+        id: "go-grpc",
+        description: "grpc-go 1.33 ClientConn configured by the arm's service config (options.service_config, GRPC_GO_RETRY=on), unary calls with raw bytes",
+        runtime: Runtime::Go,
+        adapter: GO_ADAPTER,
+    },
 ];
 
 /// The external client called `id`.

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Builds herd-go-arm in GOPATH mode against Debian's packaged go-retryablehttp and go-resiliency:
-#   apt-get install -y golang-go golang-github-hashicorp-go-retryablehttp-dev golang-gopkg-eapache-go-resiliency.v1-dev
+# Builds herd-go-arm in GOPATH mode against Debian's packaged go-retryablehttp, go-resiliency and grpc-go:
+#   apt-get install -y golang-go golang-github-hashicorp-go-retryablehttp-dev golang-gopkg-eapache-go-resiliency.v1-dev golang-google-grpc-dev
 set -eu
 cd "$(dirname "$0")"
 GOPATH=/usr/share/gocode
@@ -14,4 +14,6 @@ res=$GOPATH/src/gopkg.in/eapache/go-resiliency.v1
 want=$(sed -n 's/^const resiliencyVersion = "\(.*\)"/\1/p' resiliency.go)
 have=$(dpkg-query -W -f '${Version}' golang-gopkg-eapache-go-resiliency.v1-dev 2>/dev/null || echo unknown)
 case "$have" in "$want"*) ;; *) echo "build.sh: warning: packaged go-resiliency is $have, resiliency.go says $want" >&2 ;; esac
-GO111MODULE=off GOPATH=$GOPATH GOCACHE=${GOCACHE:-/tmp/herd-go-cache} go build -o herd-go-arm main.go kit.go resiliency.go
+grpc=$GOPATH/src/google.golang.org/grpc
+[ -d "$grpc" ] || { echo "build.sh: $grpc missing (apt-get install golang-google-grpc-dev)" >&2; exit 1; }
+GO111MODULE=off GOPATH=$GOPATH GOCACHE=${GOCACHE:-/tmp/herd-go-cache} go build -o herd-go-arm main.go kit.go resiliency.go grpc.go

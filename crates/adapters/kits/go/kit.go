@@ -104,7 +104,8 @@ func (c Config) String(key string, def string) string {
 	return def
 }
 
-// OptionSpec declares the options a client accepts: key -> "int", "float", "bool", "string".
+// OptionSpec declares the options a client accepts: key -> "int", "float", "bool", "string",
+// "string|object" (a string, or a JSON object left as parsed, numbers as json.Number).
 type OptionSpec map[string]string
 
 // Call is one logical request.
@@ -229,6 +230,10 @@ func validateOptions(client, raw string, spec OptionSpec) map[string]interface{}
 			_, good = v.(bool)
 		case "string":
 			_, good = v.(string)
+		case "string|object":
+			_, isString := v.(string)
+			_, isObject := v.(map[string]interface{})
+			good = isString || isObject
 		}
 		if !good {
 			b, _ := json.Marshal(v)

@@ -1,6 +1,6 @@
-// herd external-arm adapter (protocol v1) for hashicorp/go-retryablehttp, and (resiliency.go)
-// eapache/go-resiliency's breaker; kit.go holds the protocol. Build: ./build.sh (GOPATH mode
-// against Debian's /usr/share/gocode).
+// herd external-arm adapter (protocol v1) for hashicorp/go-retryablehttp, (resiliency.go)
+// eapache/go-resiliency's breaker and (grpc.go) grpc-go; kit.go holds the protocol. Build:
+// ./build.sh (GOPATH mode against Debian's /usr/share/gocode).
 //
 //	./herd-go-arm --client go-retryablehttp --url http://127.0.0.1:PORT/ \
 //	    [--method GET] [--pool 256] [--timeout-ms 2000] [--options '{"retry_max":4}']
@@ -11,9 +11,11 @@
 //	                         RetryWaitMax 30 s, DefaultBackoff, DefaultRetryPolicy
 //	go-retryablehttp-jitter  the same with Backoff = LinearJitterBackoff
 //	go-resiliency            breaker.New(5, 1, time.Second), no retries (resiliency.go)
+//	go-grpc                  a grpc-go ClientConn configured by the arm's service config,
+//	                         unary calls with raw bytes (grpc.go)
 //
 // Options: retry_max, retry_wait_min_ms, retry_wait_max_ms (integers); go-resiliency's in
-// resiliency.go.
+// resiliency.go; go-grpc's service_config in grpc.go.
 package main
 
 import (
@@ -113,6 +115,8 @@ func build(cfg Config, warmup bool) (*Client, error) {
 }
 
 func main() {
-	Run(map[string]Builder{"go-retryablehttp": build, "go-retryablehttp-jitter": build, "go-resiliency": buildResiliency},
-		map[string]OptionSpec{"go-retryablehttp": options, "go-retryablehttp-jitter": options, "go-resiliency": resiliencyOptions})
+	Run(map[string]Builder{"go-retryablehttp": build, "go-retryablehttp-jitter": build, "go-resiliency": buildResiliency,
+		"go-grpc": buildGrpc},
+		map[string]OptionSpec{"go-retryablehttp": options, "go-retryablehttp-jitter": options, "go-resiliency": resiliencyOptions,
+			"go-grpc": grpcOptions})
 }

@@ -38,7 +38,7 @@
 //!   per-process scopes agree. A program with several channels to one target gets one
 //!   bucket per channel from grpcio and grpc-go, one in all from grpc-js.
 //! - grpc-go 1.33 retries only with `GRPC_GO_RETRY=on` in its environment; the replica is
-//!   that client with it set. (herd has no real grpc-go arm to run beside it yet.)
+//!   that client with it set, as herd's real grpc-go arm (`go-grpc`) runs it.
 //! - Transparent retries (a stream the server refused before its application saw it):
 //!   herd's upstream never refuses a stream.
 
