@@ -40,9 +40,9 @@ pub const ADAPTERS_ENV: &str = "HERD_ADAPTERS";
 /// The Go adapter's binary, in its directory.
 const GO_BINARY: &str = "herd-go-arm";
 
-/// The Debian-packaged Go libraries the Go adapter builds against: the directory under
+/// The Debian-packaged Go libraries every Go client builds against: the directory under
 /// GOPATH, the library, and its package.
-const GO_LIBRARIES: [(&str, &str, &str); 3] = [
+const GO_LIBRARIES: [(&str, &str, &str); 2] = [
     (
         "src/github.com/hashicorp/go-retryablehttp",
         "go-retryablehttp",
@@ -53,12 +53,22 @@ const GO_LIBRARIES: [(&str, &str, &str); 3] = [
         "go-resiliency",
         "golang-gopkg-eapache-go-resiliency.v1-dev",
     ),
-    (
-        "src/google.golang.org/grpc",
-        "grpc-go",
-        "golang-google-grpc-dev",
-    ),
 ];
+
+/// grpc-go, which only `go-grpc` needs: with its sources the adapter is built with
+/// `grpc.go`, without them with `grpc_absent.go` (go-grpc then says what to install), so
+/// the other Go clients run on a machine without it.
+const GO_GRPC: (&str, &str, &str) = (
+    "src/google.golang.org/grpc",
+    "grpc-go",
+    "golang-google-grpc-dev",
+);
+
+/// Whether Debian's grpc-go sources are installed (the Go adapter's build and its
+/// directory depend on it: installing it later sets up a new adapter with go-grpc).
+pub(crate) fn go_grpc_installed() -> bool {
+    Path::new(GOPATH).join(GO_GRPC.0).is_dir()
+}
 
 /// Set in the Go adapter's environment: grpc-go 1.33 (Debian 12's) applies a service
 /// config's `retryPolicy` only with `GRPC_GO_RETRY=on`, which it reads once as its packages
@@ -359,10 +369,12 @@ async fn check_runtime(runtime: Runtime, client: &str) -> Result<(), ExternalErr
         }
         Runtime::Go => {
             if find_on_path("go").is_none() {
-                return missing("Go to build its adapter: apt-get install golang-go golang-github-hashicorp-go-retryablehttp-dev golang-gopkg-eapache-go-resiliency.v1-dev golang-google-grpc-dev");
+                return missing("Go to build its adapter: apt-get install golang-go golang-github-hashicorp-go-retryablehttp-dev golang-gopkg-eapache-go-resiliency.v1-dev (and golang-google-grpc-dev for go-grpc)");
             }
-            // The adapter is one program: every Go client needs every library's sources.
-            for (dir, library, package) in GO_LIBRARIES {
+            // The adapter is one program: every Go client needs the libraries it always
+            // builds with, go-grpc grpc-go too.
+            let grpc = (client == "go-grpc").then_some(GO_GRPC);
+            for (dir, library, package) in GO_LIBRARIES.into_iter().chain(grpc) {
                 if !Path::new(GOPATH).join(dir).is_dir() {
                     return missing(&format!(
                         "the {library} sources in /usr/share/gocode: apt-get install {package}"
@@ -448,7 +460,13 @@ async fn setup(
                 "main.go".as_ref(),
                 "kit.go".as_ref(),
                 "resiliency.go".as_ref(),
-                "grpc.go".as_ref(),
+                // Files named on the command line are built whatever their build tags.
+                if go_grpc_installed() {
+                    "grpc.go"
+                } else {
+                    "grpc_absent.go"
+                }
+                .as_ref(),
             ];
             run(dir, "go", &args, &env).await.map_err(&fail)?;
         }

@@ -55,6 +55,10 @@ const GO: &[File] = &[
     ("main.go", include_bytes!("../kits/go/main.go")),
     ("resiliency.go", include_bytes!("../kits/go/resiliency.go")),
     ("grpc.go", include_bytes!("../kits/go/grpc.go")),
+    (
+        "grpc_absent.go",
+        include_bytes!("../kits/go/grpc_absent.go"),
+    ),
 ];
 
 /// The embedded source files of `runtime`'s adapter.
@@ -89,11 +93,20 @@ pub fn cache_dir() -> PathBuf {
     std::env::temp_dir().join("herd-cache")
 }
 
-/// The directory `runtime`'s embedded adapter is set up in.
+/// The directory `runtime`'s embedded adapter is set up in. The Go adapter built with
+/// grpc-go has a directory of its own, so that installing grpc-go after a first build
+/// sets up one that has go-grpc.
 pub(crate) fn dir(runtime: Runtime) -> PathBuf {
-    cache_dir()
-        .join("adapters")
-        .join(format!("{}-{:016x}", runtime.name(), hash(files(runtime))))
+    let grpc = if runtime == Runtime::Go && crate::adapter::go_grpc_installed() {
+        "-grpc"
+    } else {
+        ""
+    };
+    cache_dir().join("adapters").join(format!(
+        "{}-{:016x}{grpc}",
+        runtime.name(),
+        hash(files(runtime))
+    ))
 }
 
 /// FNV-1a (64 bit) over every file's name and contents: stable across builds and
@@ -117,6 +130,17 @@ fn hash(files: &[File]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_go_adapter_built_with_grpc_go_has_a_directory_of_its_own() {
+        let go = dir(Runtime::Go);
+        let name = go.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(
+            name.ends_with("-grpc"),
+            crate::adapter::go_grpc_installed(),
+            "{name}"
+        );
+    }
 
     #[test]
     fn each_runtime_has_its_own_keyed_directory() {

@@ -1,3 +1,6 @@
+//go:build herdgrpc
+// +build herdgrpc
+
 // grpc-go as an arm (client go-grpc): one ClientConn configured by the arm's service config,
 // making unary calls with raw bytes (a codec that passes []byte through: no protoc, no
 // generated code), beside herd's replica of it (herd_retry::grpc, profile grpc-go-1.33).
@@ -41,7 +44,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-var grpcOptions = OptionSpec{"service_config": "string|object"}
+func init() { builders["go-grpc"] = buildGrpc }
 
 const defaultGrpcPath = "/herd.Herd/Call"
 

@@ -114,9 +114,18 @@ func build(cfg Config, warmup bool) (*Client, error) {
 	return &Client{Policy: policy, Do: do, Close: rc.HTTPClient.CloseIdleConnections}, nil
 }
 
+// The clients this program makes and their options. go-grpc is added by grpc.go when
+// Debian's grpc-go is installed, else by grpc_absent.go, which says what to install: the
+// other clients do not need grpc-go's sources.
+var (
+	builders = map[string]Builder{"go-retryablehttp": build, "go-retryablehttp-jitter": build,
+		"go-resiliency": buildResiliency}
+	optionSpecs = map[string]OptionSpec{"go-retryablehttp": options, "go-retryablehttp-jitter": options,
+		"go-resiliency": resiliencyOptions, "go-grpc": grpcOptions}
+)
+
+var grpcOptions = OptionSpec{"service_config": "string|object"}
+
 func main() {
-	Run(map[string]Builder{"go-retryablehttp": build, "go-retryablehttp-jitter": build, "go-resiliency": buildResiliency,
-		"go-grpc": buildGrpc},
-		map[string]OptionSpec{"go-retryablehttp": options, "go-retryablehttp-jitter": options, "go-resiliency": resiliencyOptions,
-			"go-grpc": grpcOptions})
+	Run(builders, optionSpecs)
 }
