@@ -64,6 +64,9 @@ pub(crate) async fn handle(
         shared.stats.grpc_attempt(previous);
         previous.saturating_add(1)
     });
+    if let Some(attempt) = crate::amz::declared_attempt(&req) {
+        shared.stats.aws_attempt(attempt);
+    }
     let mut t = shared.now();
     // Whether `Received` is counted already.
     let mut counted = false;

@@ -62,6 +62,7 @@
 //! connections cost a task and a small buffer each, and running out of file descriptors
 //! pauses accepting without stopping the server (see [`run`]).
 
+mod amz;
 mod capacity;
 mod conn;
 pub mod fd_limit;

@@ -31,13 +31,41 @@ pub struct Stats {
     /// next hop (stalling or in service, waiting for a worker, or forwarded and not yet
     /// answered).
     forwarding: AtomicU64,
-    /// gRPC calls by attempt number, read from `grpc-previous-rpc-attempts`: `[0]` first
-    /// attempts, `[1]` first retries or hedges, …, the last slot that many or more.
-    grpc_attempts: [AtomicU64; GRPC_ATTEMPT_SLOTS],
+    /// gRPC calls by attempt number, read from `grpc-previous-rpc-attempts`: A6 allows 5
+    /// attempts at most.
+    grpc_attempts: ByAttempt<6>,
+    /// Requests by the attempt number an AWS SDK declared in `amz-sdk-request` (legacy
+    /// mode makes up to 10 attempts to DynamoDB).
+    aws_attempts: ByAttempt<10>,
 }
 
-/// Slots of [`Stats`]' gRPC attempt counts: A6 allows 5 attempts at most.
-const GRPC_ATTEMPT_SLOTS: usize = 6;
+/// Requests by attempt number: `[0]` first attempts, `[1]` second, …, the last slot that
+/// many or more.
+#[derive(Debug)]
+struct ByAttempt<const N: usize>([AtomicU64; N]);
+
+impl<const N: usize> Default for ByAttempt<N> {
+    fn default() -> Self {
+        ByAttempt(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+impl<const N: usize> ByAttempt<N> {
+    /// Counts attempt `index` + 1.
+    fn count(&self, index: u64) {
+        let slot = usize::try_from(index).map_or(N - 1, |i| i.min(N - 1));
+        self.0[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counts up to the last non-zero one: empty when none came.
+    fn snapshot(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.0.iter().map(|a| a.load(Ordering::Relaxed)).collect();
+        while v.last() == Some(&0) {
+            v.pop();
+        }
+        v
+    }
+}
 
 /// One request on its way to the target; dropping it (done, or abandoned at shutdown)
 /// takes it off [`Stats::forwarding`].
@@ -69,6 +97,11 @@ pub struct StatsReport {
     /// gRPC call came.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grpc_attempts: Vec<u64>,
+    /// Requests by the attempt number an AWS SDK declared (`amz-sdk-request: attempt=N`):
+    /// `[first attempts, second, …]` (the last, that many or more). Empty when no request
+    /// carried it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aws_attempts: Vec<u64>,
     /// The 100 ms buckets, the first at t = 0, none skipped.
     pub buckets: Vec<TimedBucket>,
 }
@@ -137,6 +170,7 @@ impl Stats {
                 latency_ms: t.latency(),
             }),
             grpc_attempts: self.grpc_attempts(),
+            aws_attempts: self.aws_attempts(),
             buckets: (0u64..)
                 .zip(counts.buckets())
                 .map(|(i, b)| TimedBucket {
@@ -201,21 +235,23 @@ impl Stats {
 
     /// Counts a gRPC call that had `previous` attempts before it.
     pub(crate) fn grpc_attempt(&self, previous: u64) {
-        let slot = usize::try_from(previous)
-            .map_or(GRPC_ATTEMPT_SLOTS - 1, |p| p.min(GRPC_ATTEMPT_SLOTS - 1));
-        self.grpc_attempts[slot].fetch_add(1, Ordering::Relaxed);
+        self.grpc_attempts.count(previous);
     }
 
     /// gRPC calls by attempt number (see [`StatsReport::grpc_attempts`]): empty when none
     /// came, else up to the last non-zero slot.
     pub fn grpc_attempts(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = (self.grpc_attempts.iter())
-            .map(|a| a.load(Ordering::Relaxed))
-            .collect();
-        while v.last() == Some(&0) {
-            v.pop();
-        }
-        v
+        self.grpc_attempts.snapshot()
+    }
+
+    /// Counts a request an AWS SDK declared attempt `attempt` (1 for the first).
+    pub(crate) fn aws_attempt(&self, attempt: u64) {
+        self.aws_attempts.count(attempt.saturating_sub(1));
+    }
+
+    /// Requests by declared AWS attempt number (see [`StatsReport::aws_attempts`]).
+    pub fn aws_attempts(&self) -> Vec<u64> {
+        self.aws_attempts.snapshot()
     }
 
     /// Publishes the capacity gauges.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bounded, get, send};
+use common::{bounded, get, send, send_with};
 use herd_scenario::{self as sc, HoldAnswer, Incident, ServiceTime, Shed};
 use herd_upstream::{StatsReport, UpstreamServer};
 use std::io;
@@ -498,4 +498,37 @@ async fn first_retry_is_timed_from_the_server_failure_by_request_id() {
         up.shutdown().await;
     })
     .await;
+}
+
+/// An AWS SDK's `amz-sdk-request: attempt=N` is counted by attempt number, whatever the
+/// answer; a request without it (or with a header that names no attempt) is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_sdk_attempts_are_counted_by_number() {
+    bounded(async {
+        let up = start(sc::Upstream {
+            error_rate: 1.0,
+            ..calm()
+        })
+        .await;
+        let mut conn = TcpStream::connect(up.local_addr()).await.expect("connects");
+        for (attempt, times) in [(1, 3), (2, 2), (3, 1), (12, 1)] {
+            for _ in 0..times {
+                let h = format!("amz-sdk-request: attempt={attempt}; max=3\r\n");
+                let r = send_with(&mut conn, "/bucket/key", &h)
+                    .await
+                    .expect("answered");
+                assert_eq!(r.status, 503);
+            }
+        }
+        for h in ["", "amz-sdk-request: max=3\r\n"] {
+            send_with(&mut conn, "/", h).await.expect("answered");
+        }
+        let report = stats(up.local_addr()).await;
+        assert_eq!(report.totals.received, 9);
+        // The last slot holds 10 attempts or more.
+        assert_eq!(report.aws_attempts, [3, 2, 1, 0, 0, 0, 0, 0, 0, 1]);
+        assert!(report.grpc_attempts.is_empty());
+        up.shutdown().await;
+    })
+    .await
 }
