@@ -22,12 +22,11 @@
 
 mod common;
 use common::nginx::{free_port, Nginx};
+use common::own_upstream::OwnUpstream;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 /// The socket tests take turns: two services probed at once would measure each other.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -165,48 +164,6 @@ fn attempts(fit: impl Fn(usize) -> Result<PathBuf, String>) {
         all.push(misses);
     }
     panic!("the fitted model missed in every attempt: {all:?}");
-}
-
-/// `herd upstream SCENARIO` on a free port, killed when dropped.
-struct OwnUpstream {
-    child: Child,
-    url: String,
-}
-
-impl OwnUpstream {
-    fn start(dir: &Path, model: &str) -> OwnUpstream {
-        let path = dir.join("own.toml");
-        std::fs::write(&path, model).unwrap();
-        let addr = free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_herd"))
-            .args(["upstream", path.to_str().unwrap(), "--listen"])
-            .arg(addr.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("herd upstream starts");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut child = child;
-        while std::net::TcpStream::connect(addr).is_err() {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("herd upstream exited: {status}");
-            }
-            assert!(Instant::now() < deadline, "herd upstream did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        OwnUpstream {
-            child,
-            url: format!("http://{addr}"),
-        }
-    }
-}
-
-impl Drop for OwnUpstream {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 const CAPACITY: &str = r#"

@@ -15,6 +15,7 @@
 //! fail without it, never skip.
 
 mod common;
+use common::own_upstream::OwnUpstream;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -129,4 +130,51 @@ fn spacing(v: &Value) -> f64 {
     let late: Vec<f64> = at.into_iter().filter(|&t| t >= 500.0).collect();
     assert!(late.len() > 10, "{v}");
     (late[late.len() - 1] - late[0]) / (late.len() - 1) as f64
+}
+
+/// botocore tells the server which attempt each request is (`amz-sdk-request:
+/// attempt=N; max=3`): with herd's front before a service (here another herd upstream,
+/// answering every request as a failing S3 does), the service counts them by number. 200
+/// failing calls under the 2026 quota: 200 first attempts, then its 35 retries as 17 calls
+/// retried twice and one once: [200, 18, 17].
+#[test]
+fn botocore_declares_each_attempt_to_the_service() {
+    let dir = tempdir("real-aws-attempts");
+    let s3 = OwnUpstream::start(
+        &dir,
+        "name = \"s3\"\n[upstream]\ndialect = \"s3\"\nerror_rate = 1.0\n[[arms]]\nid = \"unused\"\npolicy = \"none\"\n",
+    );
+    let file = dir.join("front.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+name = "aws-attempts"
+seed = 3
+[load]
+requests = 200
+rate = 100
+arrival = "constant"
+[client]
+pool_max_connections = 64
+attempt_timeout_ms = 5000
+[upstream]
+target = "{}"
+[[arms]]
+id = "botocore"
+client = "py-boto3-standard"
+"#,
+            s3.url
+        ),
+    )
+    .unwrap();
+    let v = report(&["bench", file.to_str().unwrap()]);
+    let stats = s3.stats();
+    eprintln!(
+        "botocore standard, 200 failing calls: the service saw {} requests, by attempt {}",
+        stats["received"], stats["aws_attempts"]
+    );
+    assert_eq!(stats["aws_attempts"], serde_json::json!([200, 18, 17]));
+    assert_eq!(stats["received"], 235);
+    assert_eq!(arm(&v, "botocore")["server_requests"], 235);
 }

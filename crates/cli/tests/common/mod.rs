@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod nginx;
+pub mod own_upstream;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
