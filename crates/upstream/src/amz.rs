@@ -5,8 +5,8 @@
 //! same on a retry as the client's own attempt counter. The upstream reads it to count
 //! requests by attempt number, as it reads `grpc-previous-rpc-attempts` for gRPC: a server
 //! can then tell first attempts from retries without the client's help (200 failing S3
-//! calls from botocore 1.44's standard mode: 200 first attempts, then the 35 retries its
-//! quota allows, as 18 second and 17 third attempts).
+//! calls from botocore 1.44's standard mode, one at a time: 200 first attempts, then the 35
+//! retries its quota allows, as 18 second and 17 third attempts).
 
 use hyper::Request;
 
