@@ -92,9 +92,21 @@ fn python_adapter_offers_exactly_the_registry() {
 #[test]
 fn go_adapter_offers_exactly_the_registry() {
     let src = std::fs::read_to_string(workspace().join(GO_ADAPTER)).expect("main.go");
-    check(
-        Runtime::Go,
-        quoted_keys(&src, "Run(map[string]Builder{", "}"),
-        GO_ADAPTER,
+    let mut table = quoted_keys(&src, "builders = map[string]Builder{", "}");
+    // go-grpc is added by grpc.go, or by grpc_absent.go without grpc-go: both add the same.
+    let added = |file: &str| -> Vec<String> {
+        let path = workspace().join(GO_ADAPTER).with_file_name(file);
+        let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        src.split("builders[\"")
+            .skip(1)
+            .filter_map(|rest| rest.split_once('"').map(|(id, _)| id.to_owned()))
+            .collect()
+    };
+    let (with, without) = (added("grpc.go"), added("grpc_absent.go"));
+    assert_eq!(
+        with, without,
+        "grpc.go and grpc_absent.go add different clients"
     );
+    table.extend(with);
+    check(Runtime::Go, table, GO_ADAPTER);
 }
