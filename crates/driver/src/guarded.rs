@@ -84,7 +84,7 @@ pub(super) async fn guarded(
     };
     let mut first = true;
     let ok = loop {
-        let admitted = lock(retrier).admit(&req, now(), &mut rng);
+        let admitted = lock(retrier).admit(&mut req, now(), &mut rng);
         let outcome = if admitted {
             let round = Round::new(&ctx, retrier, &req, first);
             first = false;

@@ -32,7 +32,6 @@ pub(super) async fn logical(
     let mut live = Live {
         retrier,
         req: lock().begin(now()),
-        in_flight: false,
         done: false,
     };
     let req = &mut live;
@@ -49,18 +48,16 @@ pub(super) async fn logical(
         let (admitted, remaining) = {
             let mut r = lock();
             (
-                r.admit(&req.req, now(), &mut rng),
+                r.admit(&mut req.req, now(), &mut rng),
                 r.attempt_timeout(&req.req, now(), client.timeout()),
             )
         };
         let outcome = if admitted {
             attempts += 1;
-            req.in_flight = true;
             (client.attempt_noting(id, call, attempts - 1, remaining, sent)).await
         } else {
             Outcome::Failed(Failure::Throttled)
         };
-        req.in_flight = false;
         let decision = lock().decide(&mut req.req, call.method, &outcome, now(), &mut rng);
         req.done = !matches!(decision, Decision::Retry { .. });
         match decision {
@@ -78,8 +75,6 @@ pub(super) async fn logical(
 struct Live<'a> {
     retrier: &'a Mutex<Retrier>,
     req: Request,
-    /// An admitted attempt is on its way and not decided.
-    in_flight: bool,
     /// The retrier ended the request.
     done: bool,
 }
@@ -88,7 +83,7 @@ impl Drop for Live<'_> {
     fn drop(&mut self) {
         if !self.done {
             let mut r = (self.retrier.lock()).unwrap_or_else(|poisoned| poisoned.into_inner());
-            r.abandon(&mut self.req, self.in_flight);
+            r.abandon(&mut self.req);
         }
     }
 }

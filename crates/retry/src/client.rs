@@ -99,7 +99,7 @@ impl Shared {
                 let mut r = lock(&self.retrier);
                 let mut rng = lock(&self.rng);
                 (
-                    r.admit(&req, clock::now(), &mut *rng),
+                    r.admit(&mut req, clock::now(), &mut *rng),
                     r.attempt_timeout(&req, clock::now(), self.settings.attempt_timeout),
                 )
             };

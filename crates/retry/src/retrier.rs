@@ -17,7 +17,7 @@
 //! let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
 //! let t0 = Nanos::from(Duration::from_secs(1));
 //! let mut req = retrier.begin(t0);
-//! assert!(retrier.admit(&req, t0, &mut rng));
+//! assert!(retrier.admit(&mut req, t0, &mut rng));
 //! match retrier.decide(&mut req, Method::Get, &Outcome::status(503), t0, &mut rng) {
 //!     Decision::Retry { after } => assert!(after < Duration::from_millis(100)),
 //!     other => panic!("{other:?}"),
@@ -135,6 +135,10 @@ pub struct Request {
     /// answer, as Envoy's `RetryStateImpl` holds `retries()` from `shouldRetry` to the
     /// next one.
     holds_retry: bool,
+    /// An attempt [`Retrier::admit`] let go is not decided yet: what [`Retrier::decide`]
+    /// ends for the concurrency cap, whatever the outcome (a breaker's refusal of an
+    /// admitted attempt included), and only then.
+    attempt_out: bool,
 }
 
 impl Request {
@@ -184,16 +188,17 @@ impl Retrier {
             started: now,
             last_retry_cost: 0,
             holds_retry: false,
+            attempt_out: false,
         }
     }
 
-    /// The caller drops `req` before [`Retrier::decide`] ended it: `in_flight` if an
-    /// attempt [`Retrier::admit`] let go has not been decided. A concurrency cap gets that
-    /// attempt and the request's retry back (Envoy releases both when a request's retry
+    /// The caller drops `req` before [`Retrier::decide`] ended it. A concurrency cap gets
+    /// back the attempt [`Retrier::admit`] let go, if it is not decided, and the request's
+    /// retry back (Envoy releases both when a request's retry
     /// state is destroyed); no other budget notices.
-    pub fn abandon(&mut self, req: &mut Request, in_flight: bool) {
+    pub fn abandon(&mut self, req: &mut Request) {
         if let Some(b) = &mut self.budget {
-            if in_flight {
+            if std::mem::take(&mut req.attempt_out) {
                 b.attempt_ended();
             }
             if std::mem::take(&mut req.holds_retry) {
@@ -206,12 +211,13 @@ impl Retrier {
     /// treat the attempt as `Outcome::Failed(Failure::Throttled)` and call
     /// [`Retrier::decide`] with that.
     #[inline]
-    pub fn admit<R: Rng + ?Sized>(&mut self, req: &Request, now: Nanos, rng: &mut R) -> bool {
+    pub fn admit<R: Rng + ?Sized>(&mut self, req: &mut Request, now: Nanos, rng: &mut R) -> bool {
         let ok = match &mut self.budget {
             Some(b) => b.admit(now, req.state.retries > 0, rng),
             None => true,
         };
         if ok {
+            req.attempt_out = true;
             self.counters.attempts += 1;
         } else {
             self.counters.throttled += 1;
@@ -267,12 +273,13 @@ impl Retrier {
         rng: &mut R,
     ) -> Decision {
         let throttled = matches!(outcome, Outcome::Failed(Failure::Throttled));
+        let attempt_out = std::mem::take(&mut req.attempt_out);
         if let Some(b) = &mut self.budget {
-            if !throttled {
+            if attempt_out {
                 b.attempt_ended();
-                if self.strategy.policy.moves_budget(outcome) {
-                    b.on_attempt(now, attempt_result(outcome));
-                }
+            }
+            if !throttled && self.strategy.policy.moves_budget(outcome) {
+                b.on_attempt(now, attempt_result(outcome));
             }
             // The retry that made this attempt (if a concurrency cap granted one) is done:
             // Envoy's `resetRetry()` at the top of `shouldRetry`.
@@ -374,7 +381,7 @@ mod tests {
         assert_eq!(req.started(), now);
         let mut starts = vec![];
         loop {
-            if !r.admit(&req, now, rng) {
+            if !r.admit(&mut req, now, rng) {
                 let throttled = Outcome::Failed(Failure::Throttled);
                 let _ = r.decide(&mut req, Method::Get, &throttled, now, rng);
                 return starts;
@@ -400,7 +407,7 @@ mod tests {
         let mut rng = Pcg64Mcg::seed_from_u64(7);
         let t = |x| Nanos::from(ms(x));
         let mut reqs: Vec<Request> = (0..6).map(|_| r.begin(t(0))).collect();
-        for q in &reqs {
+        for q in &mut reqs {
             assert!(r.admit(q, t(0), &mut rng));
         }
         let fail = Outcome::status(503);
@@ -415,29 +422,29 @@ mod tests {
         assert_eq!(r.counters().refused_by_budget, 3);
         // A new request failing now, while three retries wait out their backoff: refused.
         let mut late = r.begin(t(11));
-        assert!(r.admit(&late, t(11), &mut rng));
+        assert!(r.admit(&mut late, t(11), &mut rng));
         let d = r.decide(&mut late, Method::Get, &fail, t(12), &mut rng);
         assert_eq!(d, Decision::GiveUp(GiveUp::Budget));
         // The first retry succeeds: its slot is back, and `late`'s retry goes.
-        assert!(r.admit(&reqs[0], t(40), &mut rng));
+        assert!(r.admit(&mut reqs[0], t(40), &mut rng));
         let ok = Outcome::status(200);
         assert_eq!(
             r.decide(&mut reqs[0], Method::Get, &ok, t(50), &mut rng),
             Decision::Success
         );
         let mut late = r.begin(t(51));
-        assert!(r.admit(&late, t(51), &mut rng));
+        assert!(r.admit(&mut late, t(51), &mut rng));
         let d = r.decide(&mut late, Method::Get, &fail, t(52), &mut rng);
         assert!(matches!(d, Decision::Retry { .. }), "{d:?}");
         // Request 1 is dropped in backoff: its slot is back.
-        r.abandon(&mut reqs[1], false);
+        r.abandon(&mut reqs[1]);
         let mut again = r.begin(t(53));
-        assert!(r.admit(&again, t(53), &mut rng));
+        assert!(r.admit(&mut again, t(53), &mut rng));
         let d = r.decide(&mut again, Method::Get, &fail, t(54), &mut rng);
         assert!(matches!(d, Decision::Retry { .. }), "{d:?}");
         // Three held (2, late, again): the next is refused.
         let mut more = r.begin(t(55));
-        assert!(r.admit(&more, t(55), &mut rng));
+        assert!(r.admit(&mut more, t(55), &mut rng));
         let d = r.decide(&mut more, Method::Get, &fail, t(56), &mut rng);
         assert_eq!(d, Decision::GiveUp(GiveUp::Budget));
         assert_eq!(r.counters().retries, 5);
@@ -467,8 +474,8 @@ mod tests {
                 now = now + ms(1);
                 match &mut live[i] {
                     None => {
-                        let q = r.begin(now);
-                        prop_assert!(r.admit(&q, now, &mut rng));
+                        let mut q = r.begin(now);
+                        prop_assert!(r.admit(&mut q, now, &mut rng));
                         live[i] = Some((q, true));
                     }
                     Some((q, on_wire)) if *on_wire => {
@@ -498,6 +505,37 @@ mod tests {
             s.to_string(),
             "herd: 3 retries, 100ms·2^(n-1) capped 5000ms, jitter full, Retry-After is a floor (≤10000ms, give up above), percent budget 20% over 10s, floor 10/s, deadline 10000ms"
         );
+    }
+
+    /// An admitted attempt a breaker turns away comes back `Failed(Throttled)`: it is no
+    /// longer outstanding, so it does not raise an Envoy retry budget's cap (20% of the
+    /// attempts outstanding, at least 3) for ever after.
+    #[test]
+    fn an_attempt_the_breaker_refused_is_no_longer_outstanding() {
+        let mut r = Retrier::new(Strategy {
+            budget: Some(BudgetConfig::Concurrency(
+                crate::budget::ConcurrencyConfig::envoy_retry_budget(),
+            )),
+            ..Strategy::new(Profile::Envoy)
+        });
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let t = Nanos::from(ms(1));
+        for _ in 0..100 {
+            let mut q = r.begin(t);
+            assert!(r.admit(&mut q, t, &mut rng));
+            let refused = Outcome::Failed(Failure::Throttled);
+            let _ = r.decide(&mut q, Method::Get, &refused, t, &mut rng);
+        }
+        // Six requests fail together: the floor of 3 retries, as with no refusals before.
+        let mut reqs: Vec<Request> = (0..6).map(|_| r.begin(t)).collect();
+        for q in &mut reqs {
+            assert!(r.admit(q, t, &mut rng));
+        }
+        let retried = (reqs.iter_mut())
+            .map(|q| r.decide(q, Method::Get, &Outcome::status(503), t, &mut rng))
+            .filter(|d| matches!(d, Decision::Retry { .. }))
+            .count();
+        assert_eq!(retried, 3);
     }
 
     #[test]

@@ -236,7 +236,7 @@ fn exercise(text: &str, named: bool) {
             let mut req = r.begin(now);
             for _ in 0..12 {
                 let _ = r.attempt_timeout(&req, now, s.client.attempt_timeout);
-                if !r.admit(&req, now, &mut rng) {
+                if !r.admit(&mut req, now, &mut rng) {
                     break;
                 }
                 match r.decide(&mut req, Method::Get, outcome, now, &mut rng) {

@@ -259,7 +259,7 @@ impl Client {
         }
         let on_wire = AttemptId { req, gen: r.gen };
         // A concurrency cap gets back the attempt not yet decided and the retry held.
-        (self.retrier).abandon(&mut r.request, phase != Phase::Idle);
+        (self.retrier).abandon(&mut r.request);
         r.gen = r.gen.wrapping_add(1).max(1);
         r.phase = Phase::Free;
         self.armed[req as usize] = 0;
@@ -305,7 +305,7 @@ impl Client {
             s.after(wait, Event::Retry(AttemptId { req, gen: r.gen }));
             return;
         }
-        if !self.retrier.admit(&r.request, Nanos(now), &mut r.rng) {
+        if !self.retrier.admit(&mut r.request, Nanos(now), &mut r.rng) {
             return self.conclude(s, req, &Outcome::Failed(Failure::Throttled));
         }
         let limit = if self.no_deadline {

@@ -287,7 +287,7 @@ impl Guarded {
     fn round(&mut self, s: &mut Schedule<Event>, req: u32) {
         let now = s.now();
         let r = &mut self.reqs[req as usize];
-        if !self.retrier.admit(&r.request, Nanos(now), &mut r.rng) {
+        if !self.retrier.admit(&mut r.request, Nanos(now), &mut r.rng) {
             return self.round_done(s, req, &Outcome::Failed(Failure::Throttled));
         }
         r.gen = r.gen.wrapping_add(1).max(1);

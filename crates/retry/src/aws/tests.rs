@@ -28,7 +28,7 @@ fn call(
             }
             at = at + wait;
         }
-        assert!(r.admit(&req, at, rng));
+        assert!(r.admit(&mut req, at, rng));
         sent.push(at);
         at = at + rtt;
         match r.decide(&mut req, Method::Get, &outcome, at, rng) {
@@ -95,7 +95,7 @@ fn a_success_gives_back_its_last_retry_only() {
             let mut req = r.begin(now);
             let mut n = 0;
             loop {
-                assert!(r.admit(&req, now, &mut rng));
+                assert!(r.admit(&mut req, now, &mut rng));
                 n += 1;
                 now = now + Duration::from_millis(1);
                 let outcome = if n == 3 {

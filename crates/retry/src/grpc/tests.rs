@@ -29,7 +29,7 @@ fn waits(r: &mut Retrier, outcome: Outcome, rng: &mut Pcg64Mcg) -> (Vec<u128>, D
     let mut req = r.begin(now);
     let mut out = vec![];
     loop {
-        let ended = if r.admit(&req, now, rng) {
+        let ended = if r.admit(&mut req, now, rng) {
             outcome
         } else {
             out.pop();
@@ -230,7 +230,7 @@ fn grpc_js_asks_the_throttle_when_the_backoff_has_passed() {
             let mut r = Retrier::new(strategy);
             assert_eq!(waits(&mut r, unavailable(), rng).0.len(), 3);
             let mut req = r.begin(now);
-            assert!(r.admit(&req, now, rng));
+            assert!(r.admit(&mut req, now, rng));
             let d = r.decide(&mut req, Method::Post, &unavailable(), now, rng);
             (r, req, d)
         };
@@ -241,7 +241,7 @@ fn grpc_js_asks_the_throttle_when_the_backoff_has_passed() {
         }
         // grpc-js waits, and asks then: still 5, so the retry is not sent and the call ends.
         assert!(matches!(d, Decision::Retry { .. }), "{d:?}");
-        assert!(!r.admit(&req, now, &mut rng));
+        assert!(!r.admit(&mut req, now, &mut rng));
         let end = r.decide(
             &mut req,
             Method::Post,
@@ -252,12 +252,12 @@ fn grpc_js_asks_the_throttle_when_the_backoff_has_passed() {
         assert_eq!(end, Decision::GiveUp(crate::GiveUp::Budget));
         assert_eq!(r.counters().attempts, 5);
         // Another call succeeding during the wait (5.1) lets the retry go.
-        let (mut r, req, _) = primed(&mut rng);
+        let (mut r, mut req, _) = primed(&mut rng);
         assert_eq!(
             waits(&mut r, Outcome::grpc(0, None), &mut rng).1,
             Decision::Success
         );
-        assert!(r.admit(&req, now, &mut rng));
+        assert!(r.admit(&mut req, now, &mut rng));
     }
     let js = replica(Implementation::Js, &config(THROTTLED)).strategy;
     assert!(
