@@ -97,10 +97,7 @@ pub(super) async fn guarded(
         let decision = lock(retrier).decide(&mut req, call.method, &outcome, now(), &mut rng);
         match decision {
             Decision::Success => break true,
-            Decision::Retry { after } => {
-                left.alongside(tokio::time::sleep_until(Instant::now() + after))
-                    .await
-            }
+            Decision::Retry { after } => left.alongside(super::logical::back_off(after)).await,
             Decision::GiveUp(_) => break false,
         }
     };

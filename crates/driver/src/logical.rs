@@ -62,9 +62,21 @@ pub(super) async fn logical(
         req.done = !matches!(decision, Decision::Retry { .. });
         match decision {
             Decision::Success => return (true, attempts),
-            Decision::Retry { after } => tokio::time::sleep_until(Instant::now() + after).await,
+            Decision::Retry { after } => back_off(after).await,
             Decision::GiveUp(_) => return (false, attempts),
         }
+    }
+}
+
+/// Waits out a retry's delay. A delay of zero (an immediate retry) is not waited for at
+/// all: tokio's timer rounds every deadline up to its next millisecond tick, so even
+/// `sleep(0)` parked the retry for half a millisecond on average, a hidden delay that made
+/// immediate retries on the socket slower than the same retries in the simulator (where
+/// they go out at once) and changed which of a rate limiter's tokens they caught. Longer
+/// delays keep the timer: its ≤ 1 ms is small beside them.
+pub(super) async fn back_off(after: std::time::Duration) {
+    if !after.is_zero() {
+        tokio::time::sleep_until(Instant::now() + after).await;
     }
 }
 

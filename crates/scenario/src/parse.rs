@@ -252,7 +252,8 @@ impl Check<'_> {
 
     fn network(&self, n: RawNetwork) -> R<Network> {
         let rtt = self.ms(&keys(&["network", "rtt_ms"]), n.rtt_ms)?;
-        Ok(Network { rtt })
+        let jitter = self.ms(&keys(&["network", "jitter_ms"]), n.jitter_ms)?;
+        Ok(Network { rtt, jitter })
     }
 
     fn load(&self, l: RawLoad) -> R<Load> {

@@ -44,11 +44,15 @@ pub(crate) struct RawHop {
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct RawNetwork {
     pub rtt_ms: f64,
+    pub jitter_ms: f64,
 }
 
 impl Default for RawNetwork {
     fn default() -> Self {
-        RawNetwork { rtt_ms: 0.2 }
+        RawNetwork {
+            rtt_ms: 0.2,
+            jitter_ms: 0.0,
+        }
     }
 }
 

@@ -20,6 +20,7 @@ const ARRIVALS: u64 = 0xA77_1BA1;
 const CONSUMER_PICK: u64 = 0xC0_75_0E_35;
 const CONSUMER_START: u64 = 0x7417_C0DE;
 const HOP: u64 = 0xD6E8_FEB8_6659_FD93;
+const NETWORK: u64 = 0x0E7A_11E7;
 
 /// The streams of one scenario seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +45,17 @@ impl Seeds {
     /// The consumers' closed-loop start offsets.
     pub fn consumer_start(self) -> Pcg64Mcg {
         Pcg64Mcg::seed_from_u64(self.0 ^ CONSUMER_START)
+    }
+
+    /// The simulated network's jitter (`[network] jitter_ms`) on one way of the link to one
+    /// server: `[upstream]` (`None`) or hop `hop` (`[[hops]]` entry `hop`, from 0); the
+    /// requests' way there (`back` false, drawn in the order the client sends) or the
+    /// answers' way back (drawn in the order the server answers). The real driver has no
+    /// such streams: its network is whatever the machine's is.
+    pub fn network(self, hop: Option<usize>, back: bool) -> Pcg64Mcg {
+        let hop = hop.map_or(0, |h| (h as u64 + 1).wrapping_mul(HOP).rotate_left(29));
+        let way = if back { REQUEST.rotate_left(7) } else { 0 };
+        Pcg64Mcg::seed_from_u64(self.0 ^ NETWORK ^ hop ^ way)
     }
 
     /// The fate stream of hop `hop` of a call graph (`[[hops]]` entry `hop`, from 0);
@@ -96,6 +108,9 @@ mod tests {
             s.arrivals().next_u64(),
             s.consumer_pick().next_u64(),
             s.consumer_start().next_u64(),
+            s.network(None, false).next_u64(),
+            s.network(None, true).next_u64(),
+            s.network(Some(0), false).next_u64(),
             s.arm(0).request(0).next_u64(),
             s.arm(0).request(1).next_u64(),
             s.arm(1).request(0).next_u64(),

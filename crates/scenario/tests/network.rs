@@ -39,3 +39,18 @@ fn negative_nan_and_infinite_are_refused_with_file_line_and_key() {
     let m = parse(&with("rtt = 1"), "n.toml").unwrap_err().to_string();
     assert!(m.contains("rtt"), "{m}");
 }
+
+#[test]
+fn jitter_defaults_to_none_and_is_checked_like_the_round_trip() {
+    let s = parse(BODY, "n.toml").unwrap();
+    assert_eq!(s.network.jitter, Duration::ZERO);
+    let s = parse(&with("jitter_ms = 0.25"), "n.toml").unwrap();
+    assert_eq!(s.network.jitter, Duration::from_micros(250));
+    let m = parse(&with("jitter_ms = -1"), "n.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.starts_with("n.toml:6:") && m.contains("network.jitter_ms"),
+        "{m}"
+    );
+}

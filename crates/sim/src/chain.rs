@@ -119,11 +119,11 @@ impl<'a> Chain<'a> {
         let mut seeds = vec![(arm_seed, 0)];
         for (j, hop) in hops.iter().enumerate() {
             let below = j + 1;
-            let (config, faults) = match hops.get(below) {
-                Some(h) => (&h.server, scenario.seeds().hop_faults(below)),
-                None => (&scenario.upstream, scenario.seeds().faults()),
+            let (config, faults, link) = match hops.get(below) {
+                Some(h) => (&h.server, scenario.seeds().hop_faults(below), Some(below)),
+                None => (&scenario.upstream, scenario.seeds().faults(), None),
             };
-            let mut plain = Plain::wire(scenario, hop.client, config, faults);
+            let mut plain = Plain::wire(scenario, hop.client, config, faults, link);
             if below < hops.len() {
                 plain.server = plain.server.forwarding();
             }

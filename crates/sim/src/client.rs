@@ -18,6 +18,7 @@
 
 use crate::deferred::Deferred;
 use crate::event::{Answer, Attempt, AttemptId, Event, Hints, Swept};
+use crate::network::{travel, Jitter};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::{Decision, Failure, Method, Nanos, Outcome, Request, Retrier};
 use herd_scenario::Recorder;
@@ -80,6 +81,8 @@ pub(crate) struct Wiring {
     pub timeouts: Option<LaneId>,
     /// The one-way network delay (`up`'s), ns: when the upstream sees a close.
     pub one_way: u64,
+    /// With `[network] jitter_ms`: the extra delays of the way there.
+    pub jitter: Option<Jitter>,
     /// Where full attempt timeouts are written down before they go on `timeouts` (see
     /// `crate::deferred`), if there is a timeout lane and its delay can be put off.
     pub deferred: Option<Deferred<AttemptId>>,
@@ -367,8 +370,15 @@ impl Client {
             return;
         };
         r.phase = Phase::InFlight;
+        // The close follows the request on its connection: no sooner than it.
         let gone_at = r.deadline.saturating_add(self.one_way);
-        s.via(self.wiring.up, Event::AtServer(Attempt { id, gone_at }));
+        let w = &mut self.wiring;
+        travel(s, w.up, w.jitter.as_mut(), |extra| {
+            Event::AtServer(Attempt {
+                id,
+                gone_at: gone_at.saturating_add(extra),
+            })
+        });
     }
 
     /// A slot frees: to the first live waiter, else back to the pool.

@@ -43,6 +43,7 @@
 //! logical request uses.
 
 use crate::event::{Answer, Attempt, AttemptId, Event, Hints};
+use crate::network::{travel, Jitter};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_retry::breaker::{Admission, Breaker, BreakerConfig, Permit, State, CANCELLED, REJECTED};
 use herd_retry::hedge::{Action, Hedge, HedgePolicy, Hedger, MAX_ATTEMPTS};
@@ -130,6 +131,7 @@ pub(crate) struct Guarded {
     hints: Hints,
     up: LaneId,
     one_way: u64,
+    jitter: Option<Jitter>,
     timeout: Option<Duration>,
     reqs: Vec<Req>,
     free: Vec<u32>,
@@ -169,6 +171,8 @@ pub(crate) struct Setup {
     pub hints: Hints,
     pub up: LaneId,
     pub one_way: u64,
+    /// With `[network] jitter_ms`: the extra delays of the way there.
+    pub jitter: Option<Jitter>,
     pub breaker_rng: Pcg64Mcg,
 }
 
@@ -188,6 +192,7 @@ impl Guarded {
             hints: setup.hints,
             up: setup.up,
             one_way: setup.one_way,
+            jitter: setup.jitter,
             timeout: setup.timeout,
             reqs: Vec::new(),
             free: Vec::new(),
@@ -472,8 +477,14 @@ impl Guarded {
         if leg.attempt > 0 {
             self.tally.hedges_sent += 1;
         }
+        // The close follows the request on its connection: no sooner than it.
         let gone_at = leg.deadline.saturating_add(self.one_way);
-        s.via(self.up, Event::AtServer(Attempt { id, gone_at }));
+        travel(s, self.up, self.jitter.as_mut(), |extra| {
+            Event::AtServer(Attempt {
+                id,
+                gone_at: gone_at.saturating_add(extra),
+            })
+        });
     }
 
     fn release(&mut self, s: &mut Schedule<Event>) {

@@ -11,7 +11,7 @@ use crate::deferred::Deferred;
 use crate::event::{Event, Hints, Swept};
 use crate::guarded::{GuardOutcome, Guarded, Setup};
 use crate::lane;
-use crate::network;
+use crate::network::{self, Jitter};
 use crate::schedule::LaneId;
 use crate::schedule::{nanos, Schedule};
 use crate::upstream::Server;
@@ -178,9 +178,9 @@ impl<'a> Arm<'a> {
             .strategy()
             .expect("the simulator runs replica arms only (herd sim refuses the others)");
         // The server the arm calls: the first hop of a call graph, else the upstream.
-        let (config, faults) = match scenario.hops.first() {
-            Some(h) => (&h.server, scenario.seeds().hop_faults(0)),
-            None => (&scenario.upstream, scenario.seeds().faults()),
+        let (config, faults, link) = match scenario.hops.first() {
+            Some(h) => (&h.server, scenario.seeds().hop_faults(0), Some(0)),
+            None => (&scenario.upstream, scenario.seeds().faults(), None),
         };
         let Plain {
             mut s,
@@ -189,7 +189,7 @@ impl<'a> Arm<'a> {
             up,
             one_way,
             retry_after,
-        } = Plain::wire(scenario, strategy, config, faults);
+        } = Plain::wire(scenario, strategy, config, faults, link);
         if !scenario.hops.is_empty() {
             server = server.forwarding();
         }
@@ -210,6 +210,7 @@ impl<'a> Arm<'a> {
                     hints: retry_after,
                     up,
                     one_way,
+                    jitter: Jitter::of(&scenario.network, scenario.seeds().network(link, false)),
                     breaker_rng: arm_seed.breaker(),
                 },
             ));
@@ -360,7 +361,9 @@ pub(crate) struct Plain<'a> {
 
 impl<'a> Plain<'a> {
     /// Lanes first (the network, then attempt timeouts), then the server (`config`,
-    /// drawing its fates from `faults`) and the client. Both network hops share one
+    /// drawing its fates from `faults`) and the client, on the link to `[upstream]`
+    /// (`link` `None`) or to hop `link`'s server (whose network jitter streams they draw,
+    /// if the scenario has jitter). Both network hops share one
     /// lane: they have the same delay, so the events of both come out of it in
     /// `(time, seq)` order together, exactly as from two, and the schedule compares one
     /// lane's head fewer at every pop.
@@ -369,6 +372,7 @@ impl<'a> Plain<'a> {
         strategy: Strategy,
         config: &'a Upstream,
         faults: Pcg64Mcg,
+        link: Option<usize>,
     ) -> Self {
         let mut s = Schedule::new();
         let one_way = network::one_way(&scenario.network);
@@ -386,7 +390,8 @@ impl<'a> Plain<'a> {
             limited: config.rate_limit.and_then(|r| hint(r.retry_after_s)),
             grpc: config.protocol.is_grpc(),
         };
-        let server = Server::new(config, faults, down);
+        let jitter = |back| Jitter::of(&scenario.network, scenario.seeds().network(link, back));
+        let server = Server::new(config, faults, down).jittered(jitter(true));
         let client = Client::new(
             Retrier::new(strategy),
             scenario.load.method,
@@ -397,6 +402,7 @@ impl<'a> Plain<'a> {
                 up,
                 timeouts,
                 one_way: nanos(one_way),
+                jitter: jitter(false),
                 deferred,
             },
         );

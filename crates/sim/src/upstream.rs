@@ -28,6 +28,7 @@
 //!   ([`Server::reply`]): 200 if it succeeded, 503 if the hop's client gave up.
 
 use crate::event::{Answer, Attempt, Event, Finish};
+use crate::network::{travel, Jitter};
 use crate::schedule::{nanos, LaneId, Schedule};
 use herd_scenario::capacity::{Admitted, Capacity};
 use herd_scenario::fault::FateRules;
@@ -55,6 +56,8 @@ pub(crate) struct Server<'a> {
     counts: ServerCounts,
     /// The lane answers travel back to the client on.
     down: LaneId,
+    /// With `[network] jitter_ms`: the extra delays of the way back.
+    jitter: Option<Jitter>,
     /// Whether work is handed on to the next hop instead of answered (a hop of a call
     /// graph, not the bottom).
     forwards: bool,
@@ -74,9 +77,16 @@ impl<'a> Server<'a> {
             limiter: config.rate_limit.as_ref().map(Limiter::new),
             counts: ServerCounts::new(),
             down,
+            jitter: None,
             forwards: false,
             forwarded: Vec::new(),
         }
+    }
+
+    /// A server whose answers take `jitter` on their way back.
+    pub(crate) fn jittered(mut self, jitter: Option<Jitter>) -> Self {
+        self.jitter = jitter;
+        self
     }
 
     /// The server of a hop that calls a next one: its finished work is handed on (see
@@ -130,14 +140,11 @@ impl<'a> Server<'a> {
     }
 
     #[inline]
-    fn answer(&self, s: &mut Schedule<Event>, a: Attempt, answer: Answer) {
-        s.via(
-            self.down,
-            Event::AtClient {
-                attempt: a.id,
-                answer,
-            },
-        );
+    fn answer(&mut self, s: &mut Schedule<Event>, a: Attempt, answer: Answer) {
+        travel(s, self.down, self.jitter.as_mut(), |_| Event::AtClient {
+            attempt: a.id,
+            answer,
+        });
     }
 
     fn hinted(&self) -> bool {

@@ -109,6 +109,8 @@ pub struct Model {
     pub rate_limit: Option<(f64, u64, u16)>,
     /// `[network] rtt_ms`: the round trip before the service (herd's front, the network).
     pub rtt_ms: f64,
+    /// `[network] jitter_ms`: the mean extra delay of each way (0: none).
+    pub jitter_ms: f64,
 }
 
 fn service_text<S: serde::Serializer>(s: &ServiceTime, ser: S) -> Result<S::Ok, S::Error> {
@@ -154,6 +156,7 @@ impl Model {
         });
         u.target = None;
         s.network.rtt = std::time::Duration::from_secs_f64(r3(self.rtt_ms).max(0.0) / 1000.0);
+        s.network.jitter = std::time::Duration::from_secs_f64(r3(self.jitter_ms).max(0.0) / 1000.0);
     }
 
     /// The `[upstream]` keys of this model, as TOML lines (without the table header).
@@ -205,6 +208,9 @@ impl Model {
         }
         parts.push(format!("service time {}", service_toml(&self.service_time)));
         parts.push(format!("round trip {} ms", r3(self.rtt_ms)));
+        if self.jitter_ms > 0.0 {
+            parts.push(format!("jitter {} ms each way", r3(self.jitter_ms)));
+        }
         parts.join("; ")
     }
 }
@@ -244,14 +250,52 @@ pub fn fit(probe: &Probe) -> Fit {
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .expect("at least one candidate");
-    let error = score(&probe.steps, &scored[i]);
+    // The path's jitter, tried on the winner alone: it moves latencies, not rejections or
+    // throughput, so it cannot change which shape wins, only how its latencies spread.
+    let jittered = with_jitter(&cands[i], least, p50_low, p99_low);
+    let rescored = simulate_all(probe, &jittered);
+    let (j, _) = rescored
+        .iter()
+        .enumerate()
+        .map(|(j, sim)| (j, score(&probe.steps, sim)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("the winner is among them");
+    let error = score(&probe.steps, &rescored[j]);
     Fit {
-        model: cands[i],
+        model: jittered[j],
         error,
-        simulated: scored[i].clone(),
-        candidates: cands.len(),
+        simulated: rescored[j].clone(),
+        candidates: cands.len() + jittered.len(),
     }
 }
+
+/// `m` (first, unchanged) and `m` with the network's jitter at a few fractions of what
+/// the unqueued steps' spread would make it if the path alone spread them: the sum of two
+/// ways' exponential delays of mean `j` has its p99 about [`GAMMA2_P99_LESS_P50`]·`j`
+/// above its p50. Each jittered candidate keeps the unqueued p50: its round trip is
+/// shortened by the jitter's median ([`GAMMA2_P50`]·`j`), never below the part the front
+/// measured (`least`).
+fn with_jitter(m: &Model, least: f64, p50_low: f64, p99_low: f64) -> Vec<Model> {
+    let whole = ((p99_low - p50_low) / GAMMA2_P99_LESS_P50).max(0.0);
+    let mut out = vec![*m];
+    if whole > 0.0 {
+        for f in [0.25, 0.5, 0.75, 1.0] {
+            let j = whole * f;
+            out.push(Model {
+                jitter_ms: j,
+                rtt_ms: (m.rtt_ms - GAMMA2_P50 * j).max(least.min(m.rtt_ms)),
+                ..*m
+            });
+        }
+    }
+    out
+}
+
+/// The median of the sum of two exponential delays of mean 1 (a gamma of shape 2).
+const GAMMA2_P50: f64 = 1.678_346_99;
+
+/// Its 99th percentile less its median (6.638 − 1.678).
+const GAMMA2_P99_LESS_P50: f64 = 4.960_005_08;
 
 /// What a fitted round trip pays for each (share of the unqueued latency)² it lies above
 /// the part the front measured: enough to settle twins the steps cannot tell apart,
@@ -409,6 +453,7 @@ fn shaped(steps: &[Step], rtt: f64, service: ServiceTime) -> Vec<Model> {
         shed_503,
         rate_limit: None,
         rtt_ms: rtt,
+        jitter_ms: 0.0,
     };
     let mut out = vec![plain];
     let over: Vec<&Step> = steps
@@ -541,6 +586,7 @@ mod tests {
             shed_503: true,
             rate_limit: Some((200.0, 20, 503)),
             rtt_ms: 0.2,
+            jitter_ms: 0.0,
         };
         let p = probe_of(truth, &[40.0, 100.0, 200.0, 250.0, 300.0]);
         let f = fit(&p);
@@ -559,6 +605,7 @@ mod tests {
             shed_503: true,
             rate_limit: None,
             rtt_ms: 0.2,
+            jitter_ms: 0.0,
         };
         let p = probe_of(truth, &[40.0, 200.0, 300.0, 400.0, 500.0, 600.0]);
         let f = fit(&p);
@@ -578,6 +625,7 @@ mod tests {
             shed_503: true,
             rate_limit: None,
             rtt_ms: 1.2,
+            jitter_ms: 0.0,
         };
         let mut p = probe_of(truth, &[40.0, 200.0, 300.0, 440.0, 500.0, 600.0]);
         for s in &mut p.steps {

@@ -190,8 +190,8 @@ impl FitReport {
     }
 }
 
-/// `text` (a scenario) with `model` as its `[upstream]` model, its round trip as
-/// `[network] rtt_ms`, and `calibrated = note` beside its target (when it has one).
+/// `text` (a scenario) with `model` as its `[upstream]` model, its round trip and jitter
+/// as `[network] rtt_ms` and `jitter_ms`, and `calibrated = note` beside its target (when it has one).
 /// Faults and incidents are kept; the model keys (`service_time`, `workers`,
 /// `queue_limit`, `shed`, `rate_limit`) are replaced.
 pub fn calibrated_toml(text: &str, model: &Model, note: &str) -> Result<String, String> {
@@ -224,6 +224,14 @@ pub fn calibrated_toml(text: &str, model: &Model, note: &str) -> Result<String, 
         .as_table_mut()
         .ok_or_else(|| "`network` is not a table".to_owned())?;
     net.insert("rtt_ms".to_owned(), toml::Value::Float(r3(model.rtt_ms)));
+    if model.jitter_ms > 0.0 {
+        net.insert(
+            "jitter_ms".to_owned(),
+            toml::Value::Float(r3(model.jitter_ms)),
+        );
+    } else {
+        net.remove("jitter_ms");
+    }
     let up = doc
         .get_mut("upstream")
         .and_then(toml::Value::as_table_mut)
