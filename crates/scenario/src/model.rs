@@ -52,8 +52,9 @@ pub struct Network {
     /// 0.2 ms, a slightly pessimistic stand-in for loopback plus the runtimes' scheduling.
     /// 0 removes the network, which queueing-theory checks want.
     pub rtt: Duration,
-    /// `jitter_ms`: the mean of an extra delay, exponentially distributed, that each
-    /// answer takes on its way back, on top of half of [`Network::rtt`]. A real path is
+    /// `jitter_ms`: the mean of an extra delay, exponentially distributed, that each way
+    /// of each trip (a request's way there, its answer's way back) takes on top of half
+    /// of [`Network::rtt`]. A real path is
     /// never the same twice (a scheduler's wake-up, a queue in a switch); with a round trip
     /// that never varies, requests sent on a fixed schedule and retried at once meet a rate
     /// limiter's tokens at the same phase every time, and the simulated load follows that
@@ -61,7 +62,7 @@ pub struct Network {
     /// latencies it measured.
     ///
     /// # Default
-    /// 0: every answer takes exactly half the round trip, and nothing is drawn.
+    /// 0: every trip takes exactly half the round trip, and nothing is drawn.
     pub jitter: Duration,
 }
 

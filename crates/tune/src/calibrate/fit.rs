@@ -254,22 +254,21 @@ pub fn fit(probe: &Probe) -> Fit {
     // throughput, so it cannot change which shape wins, only how its latencies spread.
     let jittered = with_jitter(&cands[i], least, p50_low, p99_low);
     let rescored = simulate_all(probe, &jittered);
-    let (j, _) = rescored
-        .iter()
-        .enumerate()
-        .map(|(j, sim)| (j, score(&probe.steps, sim)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
+    // The winner as it stands first, so that it keeps its place on a tie.
+    let (error, model, simulated) = std::iter::once((cands[i], scored[i].clone()))
+        .chain(jittered.iter().copied().zip(rescored))
+        .map(|(m, sim)| (score(&probe.steps, &sim), m, sim))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
         .expect("the winner is among them");
-    let error = score(&probe.steps, &rescored[j]);
     Fit {
-        model: jittered[j],
+        model,
         error,
-        simulated: rescored[j].clone(),
+        simulated,
         candidates: cands.len() + jittered.len(),
     }
 }
 
-/// `m` (first, unchanged) and `m` with the network's jitter at a few fractions of what
+/// `m` with the network's jitter at a few fractions of what
 /// the unqueued steps' spread would make it if the path alone spread them: the sum of two
 /// ways' exponential delays of mean `j` has its p99 about [`GAMMA2_P99_LESS_P50`]·`j`
 /// above its p50. Each jittered candidate keeps the unqueued p50: its round trip is
@@ -277,7 +276,7 @@ pub fn fit(probe: &Probe) -> Fit {
 /// measured (`least`).
 fn with_jitter(m: &Model, least: f64, p50_low: f64, p99_low: f64) -> Vec<Model> {
     let whole = ((p99_low - p50_low) / GAMMA2_P99_LESS_P50).max(0.0);
-    let mut out = vec![*m];
+    let mut out = vec![];
     if whole > 0.0 {
         for f in [0.25, 0.5, 0.75, 1.0] {
             let j = whole * f;
