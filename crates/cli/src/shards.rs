@@ -9,6 +9,7 @@
 use crate::cli::ShardArgs;
 use crate::fail::Fail;
 use anyhow::anyhow;
+use herd_driver::CommonStart;
 use herd_scenario::{ArmShard, Report, Scenario, ServerScope, Shard, ShardSection};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -129,27 +130,29 @@ fn rfc3339_ms(t: &str) -> Option<u64> {
     u64::try_from(secs * 1000 + frac_ms).ok()
 }
 
-/// Sleeps until `start_unix_ms`, so every shard's schedule begins at the same instant;
-/// says so on stderr unless `quiet`. A start already past begins now, with a warning
-/// when it is more than a second late (the shards' schedules are then that far apart).
-pub fn wait_for_start(start_unix_ms: u64, quiet: bool) {
+/// The common start at `start_unix_ms`, for the driver: each arm prepares (its client
+/// built, its connections open) and then waits for it, so every shard's schedule begins at
+/// the same instant (see [`CommonStart`]). Says on stderr how long that is, unless `quiet`.
+pub fn common_start(start_unix_ms: u64, quiet: bool) -> CommonStart {
     let start = UNIX_EPOCH + Duration::from_millis(start_unix_ms);
-    match start.duration_since(SystemTime::now()) {
-        Ok(wait) => {
-            if !quiet {
-                eprintln!(
-                    "herd: waiting {:.1}s for the shards' common start",
-                    wait.as_secs_f64()
-                );
-            }
-            std::thread::sleep(wait);
-        }
-        Err(late) if late.duration().as_secs_f64() > 1.0 => eprintln!(
-            "warning: the common start (--start-at) was {:.1}s ago: this shard starts now, \
-             that much behind the schedule the others may keep",
-            late.duration().as_secs_f64()
-        ),
-        Err(_) => {}
+    if let (Ok(wait), false) = (start.duration_since(SystemTime::now()), quiet) {
+        eprintln!(
+            "herd: the shards' common start is in {:.1}s; the arms get ready, then wait for it",
+            wait.as_secs_f64()
+        );
+    }
+    CommonStart::new(start)
+}
+
+/// Warns when an arm was still getting ready more than a second after the common start:
+/// it began that late, that far behind the schedule the other shards may have kept.
+pub fn warn_if_late(start: &CommonStart) {
+    if let Some(late) = start.missed_by().filter(|d| d.as_secs_f64() > 1.0) {
+        eprintln!(
+            "warning: this shard began {:.1}s after the common start (--start-at): it was \
+             still getting ready, and its schedule ran that far behind the others'",
+            late.as_secs_f64()
+        );
     }
 }
 

@@ -198,3 +198,53 @@ fn four_shards_against_one_upstream_merge_into_one_process() {
     }
     panic!("the drivers fell behind schedule in every run (max lag, one process and worst shard: {lags:?} ms)");
 }
+
+/// A shard that is ready only after the common start begins then and says how late: its
+/// schedule runs that far behind the other shards'. One that is ready in time says
+/// nothing and begins at the instant.
+#[test]
+fn a_shard_ready_after_the_common_start_says_how_late_it_began() {
+    let dir = tempdir("shards-late");
+    let scenario = dir.join("s.toml");
+    std::fs::write(
+        &scenario,
+        SCENARIO.replace("requests = 6000", "requests = 40"),
+    )
+    .unwrap();
+    let f = front(&scenario);
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let run = |start_ms: u128| {
+        let out = dir.join("shard.json");
+        Command::new(env!("CARGO_BIN_EXE_herd"))
+            .args(["bench", scenario.to_str().unwrap(), "--target", &f.1])
+            .args(["--direct", "--quiet", "--json"])
+            .arg(&out)
+            .env("JOB_COMPLETION_INDEX", "0")
+            .env("HERD_SHARDS", "4")
+            .env("HERD_START_AT", start_ms.to_string())
+            .output()
+            .unwrap()
+    };
+    let late = run(now_ms - 3_000);
+    assert!(late.status.success(), "{}", stderr(&late));
+    let err = stderr(&late);
+    assert!(
+        err.contains("began 3.") && err.contains("after the common start"),
+        "{err}"
+    );
+    let on_time = SystemTime::now();
+    let start = on_time.duration_since(UNIX_EPOCH).unwrap().as_millis() + 800;
+    let ready = run(start);
+    assert!(ready.status.success(), "{}", stderr(&ready));
+    assert!(
+        !stderr(&ready).contains("common start"),
+        "{}",
+        stderr(&ready)
+    );
+    // It waited for the instant: 10 requests (a quarter of 40) at 1,200 req/s and 40 ms
+    // of service take well under the 800 ms it had to wait.
+    assert!(on_time.elapsed().unwrap() >= std::time::Duration::from_millis(800));
+}

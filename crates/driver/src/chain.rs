@@ -102,7 +102,7 @@ pub(super) async fn run_arm(
         return Err(io::Error::other("a call graph without hops"));
     };
     let url = format!("http://{}/", first.local_addr());
-    let Some(ready) = prepare_or_stop(scenario, index, &url, None, &stop).await? else {
+    let Some(ready) = prepare_or_stop(scenario, index, &url, None, None, &stop).await? else {
         return Ok(None);
     };
     let epoch = Instant::now();

@@ -8,6 +8,7 @@
 //! direct.
 
 use super::{drive_from_now, ArmRun, Progress};
+use crate::CommonStart;
 use crate::Stop;
 use herd_scenario::Scenario;
 use std::fmt;
@@ -57,11 +58,12 @@ pub(super) async fn run_arm(
     scenario: &Scenario,
     index: usize,
     target: &Direct,
+    start: Option<&CommonStart>,
     progress: Option<Progress>,
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
     let url = target.to_string();
-    drive_from_now(scenario, index, &url, progress, stop).await
+    drive_from_now(scenario, index, &url, start, progress, stop).await
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! The arms end where they are, and the run fails with the limit and how to raise it,
 //! holding what finished ([`RunError::OutOfFiles`]).
 
-use crate::{run_arm, ArmRun, Direct, Progress, Stop};
+use crate::{run_arm, ArmRun, CommonStart, Direct, Progress, Stop};
 use herd_scenario::Scenario;
 use std::io;
 use std::sync::Arc;
@@ -25,6 +25,9 @@ pub struct RunOptions {
     pub direct: Option<Direct>,
     /// Where progress goes while the arms run.
     pub progress: Option<Progress>,
+    /// A shard's common start (`--start-at`): each arm begins its schedule at that instant,
+    /// once it is ready (see [`CommonStart`]).
+    pub start_at: Option<CommonStart>,
 }
 
 /// Why [`run_arms`] failed: an arm's task panicked, or an arm's run failed.
@@ -129,12 +132,12 @@ async fn run_rounds(
             .iter()
             .map(|&i| {
                 let (s, progress, stop) = (shared.clone(), options.progress.clone(), stop.clone());
-                let direct = options.direct.clone();
+                let (direct, start) = (options.direct.clone(), options.start_at.clone());
                 (
                     i,
-                    tokio::spawn(
-                        async move { run_arm(&s, i, direct.as_ref(), progress, stop).await },
-                    ),
+                    tokio::spawn(async move {
+                        run_arm(&s, i, direct.as_ref(), start.as_ref(), progress, stop).await
+                    }),
                 )
             })
             .collect();

@@ -54,6 +54,7 @@ mod pace;
 pub mod peers;
 mod plain;
 mod pool;
+mod start;
 mod stop;
 mod stream;
 mod tally;
@@ -66,6 +67,7 @@ pub use engine::{rounds, run_arms, Partial, RunError, RunOptions};
 pub use external::{arm_command, arm_command_trusting, shell_words};
 pub use lag::Lag;
 use peers::{Peer, PeerOptions};
+pub use start::CommonStart;
 pub use stop::{CancellationToken, Stop};
 use tally::{Finished, Tally};
 
@@ -180,11 +182,12 @@ pub async fn run_arm(
     scenario: &Scenario,
     index: usize,
     direct: Option<&Direct>,
+    start: Option<&CommonStart>,
     progress: Option<Progress>,
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
     if let Some(d) = direct {
-        return direct::run_arm(scenario, index, d, progress, stop).await;
+        return direct::run_arm(scenario, index, d, start, progress, stop).await;
     }
     if !scenario.hops.is_empty() {
         return chain::run_arm(scenario, index, progress, stop).await;
@@ -199,7 +202,8 @@ pub async fn run_arm(
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     let url = format!("{scheme}://{}/", bound.local_addr());
-    let Some(ready) = prepare_or_stop(scenario, index, &url, tls.as_ref(), &stop).await? else {
+    let Some(ready) = prepare_or_stop(scenario, index, &url, tls.as_ref(), start, &stop).await?
+    else {
         return Ok(None);
     };
     let options = Options {
@@ -261,7 +265,7 @@ pub async fn drive_url(
     url: &str,
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
-    drive_from_now(scenario, index, url, None, stop).await
+    drive_from_now(scenario, index, url, None, None, stop).await
 }
 
 /// [`drive_url`], reporting to `progress`.
@@ -269,10 +273,11 @@ async fn drive_from_now(
     scenario: &Scenario,
     index: usize,
     url: &str,
+    start: Option<&CommonStart>,
     progress: Option<Progress>,
     stop: Stop,
 ) -> io::Result<Option<ArmRun>> {
-    let Some(ready) = prepare_or_stop(scenario, index, url, None, &stop).await? else {
+    let Some(ready) = prepare_or_stop(scenario, index, url, None, start, &stop).await? else {
         return Ok(None);
     };
     tracing::info!(arm = %scenario.arms[index].id, %url, "client ready; the clock starts");
@@ -282,19 +287,25 @@ async fn drive_from_now(
         .map(Some)
 }
 
-/// [`prepare`], unless `stop` fires first (`None`). Dropping a half-prepared arm kills its
-/// adapter (see `herd_adapters::ExternalArm`).
+/// [`prepare`], then the wait for a shard's common `start` if it has one, unless `stop`
+/// fires first (`None`). Dropping a half-prepared arm kills its adapter (see
+/// `herd_adapters::ExternalArm`).
 async fn prepare_or_stop(
     scenario: &Scenario,
     index: usize,
     url: &str,
     tls: Option<&FrontTls>,
+    start: Option<&CommonStart>,
     stop: &Stop,
 ) -> io::Result<Option<Ready>> {
-    tokio::select! {
+    let ready = tokio::select! {
         biased;
-        () = stop.cancelled() => Ok(None),
-        ready = prepare(scenario, index, url, tls) => ready.map(Some),
+        () = stop.cancelled() => return Ok(None),
+        ready = prepare(scenario, index, url, tls) => ready?,
+    };
+    match start {
+        Some(at) if !at.wait(stop).await => Ok(None),
+        _ => Ok(Some(ready)),
     }
 }
 

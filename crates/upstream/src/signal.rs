@@ -5,7 +5,6 @@ use std::future::Future;
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::net::TcpListener;
 use tokio::time::Instant;
 
 /// Serves `listen` until SIGINT or SIGTERM (Ctrl-C off Unix).
@@ -19,8 +18,9 @@ pub async fn serve_until_signal(
     listen: SocketAddr,
     options: Options,
 ) -> io::Result<()> {
-    let listener = TcpListener::bind(listen).await?;
-    let addr = listener.local_addr()?;
+    // The same deep accept queue as a run's own upstream: shards that preconnect at once
+    // would otherwise overflow tokio's default of 1024 and wait a second for a SYN resent.
+    let super::Bound { listener, addr } = super::UpstreamServer::bind(listen).await?;
     let stop = stop_signal()?;
     let epoch = Instant::now();
     let scheme = if options.tls.is_some() {

@@ -119,9 +119,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         });
     }
     let signals = Signals::install()?;
-    if let Some(ms) = sharding.and_then(|sh| sh.start_unix_ms) {
-        shards::wait_for_start(ms, quiet);
-    }
+    let start_at = sharding
+        .and_then(|sh| sh.start_unix_ms)
+        .map(|ms| shards::common_start(ms, quiet));
     if !quiet && s.upstream.target.is_none() {
         eprintln!(
             "herd bench {}: {} arm(s), {} requests each at {} req/s{}{}",
@@ -152,6 +152,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         sequential: a.sequential,
         direct: direct.clone(),
         progress,
+        start_at: start_at.clone(),
     };
     let (runs, out_of_files) = match rt.block_on(run_arms(&s, &options, &signals.stop())) {
         Ok(runs) => (runs, None),
@@ -163,6 +164,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
     };
     if let Some(b) = &bars {
         b.finish();
+    }
+    if let Some(start) = &start_at {
+        shards::warn_if_late(start);
     }
     // A shard offered 1/N of the rate: its own report's multipliers are against that.
     let shown = shards::own_share(&s);
