@@ -247,4 +247,30 @@ fn a_shard_ready_after_the_common_start_says_how_late_it_began() {
     // It waited for the instant: 10 requests (a quarter of 40) at 1,200 req/s and 40 ms
     // of service take well under the 800 ms it had to wait.
     assert!(on_time.elapsed().unwrap() >= std::time::Duration::from_millis(800));
+
+    // Arms one after another (`--sequential`): only the first keeps the common start; the
+    // second begins when the first has ended (1.7 s later), and is not late for it.
+    let two = dir.join("two.toml");
+    std::fs::write(
+        &two,
+        SCENARIO.replace("requests = 6000", "requests = 8000")
+            + "\n[[arms]]\nid = \"again\"\npolicy = \"none\"\n",
+    )
+    .unwrap();
+    let start = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        + 500;
+    let o = Command::new(env!("CARGO_BIN_EXE_herd"))
+        .args(["bench", two.to_str().unwrap(), "--target", &f.1])
+        .args(["--direct", "--sequential", "--quiet", "--json"])
+        .arg(dir.join("two.json"))
+        .env("JOB_COMPLETION_INDEX", "0")
+        .env("HERD_SHARDS", "4")
+        .env("HERD_START_AT", start.to_string())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("common start"), "{}", stderr(&o));
 }

@@ -132,7 +132,10 @@ async fn run_rounds(
             .iter()
             .map(|&i| {
                 let (s, progress, stop) = (shared.clone(), options.progress.clone(), stop.clone());
-                let (direct, start) = (options.direct.clone(), options.start_at.clone());
+                // Only the first round keeps the common start: a later round begins when
+                // the one before it ends, long after the instant, and is not late for it.
+                let start = options.start_at.clone().filter(|_| n == 0);
+                let direct = options.direct.clone();
                 (
                     i,
                     tokio::spawn(async move {

@@ -183,6 +183,12 @@ impl Client {
         std::mem::swap(&mut self.finished, into);
     }
 
+    /// Hands the link's way-there jitter (and its stream) to the arm's guarded client, which
+    /// sends the arm's attempts in this client's place: one stream per way of a link.
+    pub(crate) fn take_jitter(&mut self) -> Option<Jitter> {
+        self.wiring.jitter.take()
+    }
+
     /// Records the shard's own requests (those begun `mine`) in a recorder of their own
     /// as well: a simulated shard runs the whole schedule and reports both.
     pub(crate) fn shard_recorder(&mut self) {

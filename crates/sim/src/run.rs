@@ -210,7 +210,7 @@ impl<'a> Arm<'a> {
                     hints: retry_after,
                     up,
                     one_way,
-                    jitter: Jitter::of(&scenario.network, scenario.seeds().network(link, false)),
+                    jitter: client.take_jitter(),
                     breaker_rng: arm_seed.breaker(),
                 },
             ));

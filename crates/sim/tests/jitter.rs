@@ -50,3 +50,27 @@ fn without_jitter_every_trip_is_the_round_trip_and_with_it_the_same_seed_repeats
     let (a, b) = (herd_sim::simulate(&s, 0), herd_sim::simulate(&s, 0));
     assert_eq!(a.recorder.histogram(), b.recorder.histogram());
 }
+
+/// An arm with a breaker sends through the guarded client, which takes the link's
+/// way-there jitter from the plain client: its round trips spread as the plain arm's do,
+/// and the same seed repeats. (resilience4j's breaker lets calls run side by side;
+/// pybreaker's lock would queue them, one round trip each.)
+#[test]
+fn a_guarded_arm_draws_the_same_jitter() {
+    let text = scenario("rtt_ms = 1\njitter_ms = 0.5");
+    let mut s = text.clone();
+    s.arms[0].breaker = herd_scenario::parse(
+        "name = \"b\"\n[[arms]]\nid = \"b\"\npolicy = \"none\"\nbreaker = { profile = \"resilience4j\" }\n",
+        "b.toml",
+    )
+    .expect("valid")
+    .arms[0]
+        .breaker;
+    assert!(s.arms[0].is_guarded());
+    let (a, b) = (herd_sim::simulate(&s, 0), herd_sim::simulate(&s, 0));
+    let h = a.recorder.histogram();
+    assert_eq!(h, b.recorder.histogram());
+    let mean_ms = h.mean() / 1000.0;
+    assert!((mean_ms - 2.0).abs() < 0.02 * 2.0, "mean {mean_ms} ms");
+    assert!(h.min() as f64 / 1000.0 >= 0.999, "min {} µs", h.min());
+}

@@ -250,8 +250,9 @@ pub fn fit(probe: &Probe) -> Fit {
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .expect("at least one candidate");
-    // The path's jitter, tried on the winner alone: it moves latencies, not rejections or
-    // throughput, so it cannot change which shape wins, only how its latencies spread.
+    // The path's jitter, tried on the winner alone: it moves latencies, and the service
+    // time it narrows keeps the winner's median or (with workers) its mean, so the shape,
+    // limit and ceiling that won stay; only how the latencies spread is chosen here.
     let jittered = with_jitter(&cands[i], least, p50_low, p99_low);
     let rescored = simulate_all(probe, &jittered);
     // The winner as it stands first, so that it keeps its place on a tie.
@@ -428,8 +429,8 @@ fn candidates(probe: &Probe, least: f64, p50_low: f64, p99_low: f64) -> Vec<Mode
 }
 
 /// The p50, the p99 and the front's share ([`Step::front_ms`], 0 without a target) of the
-/// fastest step that neither rejected nor queued (no rejections, the whole offered rate
-/// served, p50 within half again of the lowest).
+/// fastest step that neither rejected nor fell behind (no rejections, the whole offered
+/// rate served); the first step when none did.
 ///
 /// The fastest, not a typical one: queueing only ever adds to a step's latency, and on a
 /// real path the round trip is often shortest at the higher calm rates (threads that stay
@@ -437,16 +438,10 @@ fn candidates(probe: &Probe, least: f64, p50_low: f64, p99_low: f64) -> Vec<Mode
 /// and 1.49 ms at 200), which is where the retries a fit is for are sent. A model given
 /// the trickle's round trip sent its immediate retries 0.3 ms too slowly.
 fn unqueued(steps: &[Step]) -> (f64, f64, f64) {
-    let floor = steps
-        .iter()
-        .map(|s| s.measured.p50_ms)
-        .fold(f64::MAX, f64::min);
     let fastest = steps
         .iter()
         .filter(|s| {
-            s.measured.reject_ratio < 0.01
-                && s.measured.throughput_rps >= 0.97 * s.offered_rps
-                && s.measured.p50_ms <= 1.5 * floor
+            s.measured.reject_ratio < 0.01 && s.measured.throughput_rps >= 0.97 * s.offered_rps
         })
         .min_by(|a, b| a.measured.p50_ms.total_cmp(&b.measured.p50_ms))
         .unwrap_or(&steps[0]);
