@@ -259,7 +259,8 @@ pub struct UpstreamArgs {
     /// seconds (slow clients; an idle keep-alive connection too).
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub header_timeout: f64,
-    /// Threads serving connections (default: one per core). One thread, like nginx with
+    /// Event loops serving connections, a thread each (default: one per core); a
+    /// connection stays on the loop it was handed. One loop, like nginx with
     /// `worker_processes 1`, leaves the other cores to a client on the same machine.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,

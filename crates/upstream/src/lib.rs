@@ -70,6 +70,7 @@ mod forward;
 mod grpc;
 mod handler;
 mod job;
+mod loops;
 mod metrics;
 mod onward;
 mod options;

@@ -45,6 +45,14 @@ pub struct Options {
     /// # Default
     /// None: plain HTTP.
     pub tls: Option<crate::tls::FrontTls>,
+    /// Serve connections on this many event loops of their own, each a thread with a
+    /// single-threaded runtime, handed accepted connections in turn (see the `loops`
+    /// module for why and what it measured); 0 serves them on the runtime the server runs on.
+    ///
+    /// # Default
+    /// 0: `herd bench`'s upstream for each arm shares the process's runtime with the run.
+    /// `herd upstream` serves on one loop per core (`--threads`).
+    pub loops: usize,
 }
 
 impl Default for Options {
@@ -55,6 +63,7 @@ impl Default for Options {
             admin_token: None,
             onward: None,
             tls: None,
+            loops: 0,
         }
     }
 }

@@ -11,6 +11,7 @@
 //! a line per failed accept.
 
 use super::conn;
+use super::loops::Loops;
 use super::options::{Admin, Options};
 use super::shared::Shared;
 use super::Stats;
@@ -34,7 +35,7 @@ const EXHAUSTION_REPEAT: Duration = Duration::from_secs(10);
 /// `epoch` is t = 0 for incidents and buckets; `seed` seeds the fault RNG; `stats` is
 /// filled as requests arrive and can be read meanwhile; `options` sets connection limits
 /// and who may read the control endpoints (decided from the listener's address, see
-/// [`Admin::for_listen`]). [`UpstreamServer::start`](super::UpstreamServer::start) is this
+/// [`Admin::for_listen`]) and where connections are served ([`Options::loops`]). [`UpstreamServer::start`](super::UpstreamServer::start) is this
 /// in a spawned task.
 pub async fn run(
     listener: TcpListener,
@@ -55,13 +56,31 @@ pub async fn run(
     let shared = Shared::new(config, seed, epoch, stats, closed, admin);
     let shared = Arc::new(shared.onward(options.onward.clone(), seed));
     let mut conns = JoinSet::new();
+    let mut loops = match options.loops {
+        0 => None,
+        n => match Loops::start(n) {
+            Ok(loops) => Some(loops),
+            Err(e) => {
+                tracing::warn!("cannot start {n} event loops ({e}): serving on the runtime");
+                None
+            }
+        },
+    };
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => {
-                    conns.spawn(conn::serve(stream, shared.clone(), http.clone()));
+                    let (shared, http) = (shared.clone(), http.clone());
+                    match &mut loops {
+                        Some(loops) => loops.spawn(&mut conns, stream, move |stream| {
+                            conn::serve(stream, shared, http)
+                        }),
+                        None => {
+                            conns.spawn(conn::serve(stream, shared, http));
+                        }
+                    }
                 }
                 Err(e) => {
                     accept_failed(&e);
@@ -75,6 +94,9 @@ pub async fn run(
     drop(listener);
     drop(closing);
     conns.shutdown().await;
+    if let Some(loops) = loops {
+        loops.end().await;
+    }
 }
 
 /// Reports a failed `accept`: descriptor exhaustion in one sentence, at most every

@@ -33,7 +33,10 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
             }
         }
     }
-    let rt = runtime_on(a.threads.map(usize::from))?;
+    // Connections are served on the loops; the runtime only accepts them, watches for
+    // signals and checks the target.
+    options.loops = a.threads.map_or_else(cores, usize::from);
+    let rt = runtime_on(Some(1))?;
     if let Some(t) = &upstream.target {
         eprintln!(
             "herd: forwarding every request that draws no fault to target {} (connect timeout {} ms, answer timeout {} ms)",
@@ -47,6 +50,11 @@ pub fn run(a: UpstreamArgs) -> Result<(), Fail> {
         upstream, seed, listen, options,
     ))
     .map_err(|e| Fail::run(anyhow!("upstream on {listen}: {e}")))
+}
+
+/// One event loop per core the process may use.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// The server's own settings from the flags.
