@@ -197,9 +197,10 @@ fn saturating_nanos_of(d: Duration) -> u64 {
 /// Below this many nanoseconds (2²⁰ s) a slowdown of 1 leaves a time as it is.
 const SLOW_SAME: u64 = (1 << 20) * 1_000_000_000;
 
-/// `d.mul_f64(slowdown)` for `d` nanoseconds (saturating), without the two float
-/// conversions when `slowdown` is 1 (no incident: nearly every request). That is the same
-/// value: `mul_f64` goes through `as_secs_f64`, which is within 0.12 ns of `d` below
+/// `d.mul_f64(slowdown)` for `d` nanoseconds, saturating where `mul_f64` would panic (a
+/// product past `Duration::MAX`: a long stall slowed a million times), without the two
+/// float conversions when `slowdown` is 1 (no incident: nearly every request). That is the
+/// same value: `mul_f64` goes through `as_secs_f64`, which is within 0.12 ns of `d` below
 /// 2^20 s, and back through `from_secs_f64`, which rounds to the nearest nanosecond, so
 /// `d` itself (the test `slowing_by_one_is_the_identity` checks it). Longer durations take
 /// the general path.
@@ -208,7 +209,9 @@ fn slowed(d: u64, slowdown: f64) -> u64 {
     if slowdown == 1.0 && d < SLOW_SAME {
         d
     } else {
-        saturating_nanos_of(Duration::from_nanos(d).mul_f64(slowdown))
+        // `mul_f64`'s own arithmetic, with its overflow turned into the longest time.
+        Duration::try_from_secs_f64(slowdown * Duration::from_nanos(d).as_secs_f64())
+            .map_or(u64::MAX, saturating_nanos_of)
     }
 }
 
@@ -418,6 +421,14 @@ mod tests {
             );
         }
         assert_eq!(up.incidents[0].window_nanos(), (1_000_000_000, 500_000_000));
+    }
+
+    #[test]
+    fn a_slowdown_past_the_longest_time_saturates() {
+        assert_eq!(slowed(u64::MAX, 1e300), u64::MAX);
+        assert_eq!(slowed(365 * 86_400 * 1_000_000_000, 1e12), u64::MAX);
+        assert_eq!(slowed(1_000, 2.5), 2_500);
+        assert_eq!(slowed(0, 1e300), 0);
     }
 
     #[test]

@@ -4,11 +4,13 @@
 //! Two families are tried, because a service turns away excess in one of two ways:
 //!
 //! - **a rate limiter** (nginx `limit_req`, a gateway): rejections start when the offered
-//!   rate passes the limit and latency does not rise, since a rejected request waits for
-//!   nothing. In steady state a token bucket of rate `r` rejects `(offered − r) /
-//!   offered`, so each overloaded step estimates `r` as its accepted rate less the burst
-//!   it let through at the start; the grid then tries rates around the estimate and a
-//!   few bursts.
+//!   rate passes the limit, and with `nodelay` latency does not rise, since a rejected
+//!   request waits for nothing. In steady state a token bucket of rate `r` rejects
+//!   `(offered − r) / offered`, so each overloaded step estimates `r` as its accepted
+//!   rate less the burst it let through at the start; the grid then tries rates around
+//!   the estimate and a few bursts, each with `nodelay` and without it (nginx's default,
+//!   where every request over the rate waits its turn, up to `burst / rate`: latency
+//!   rises as behind a queue, but nothing waits inside the service).
 //! - **capacity** (workers, a queue, shedding): the service time comes from the
 //!   latency of the steps that did not queue less the round trip, the workers from the
 //!   throughput ceiling times the service time, and the queue from how far the saturated
@@ -105,12 +107,26 @@ pub struct Model {
     pub queue_limit: usize,
     /// `shed`: true for 503, false for reset.
     pub shed_503: bool,
-    /// `[upstream.rate_limit]`: rate (requests per second), burst, status; `nodelay`.
-    pub rate_limit: Option<(f64, u64, u16)>,
+    /// `[upstream.rate_limit]`.
+    pub rate_limit: Option<Limit>,
     /// `[network] rtt_ms`: the round trip before the service (herd's front, the network).
     pub rtt_ms: f64,
     /// `[network] jitter_ms`: the mean extra delay of each way (0: none).
     pub jitter_ms: f64,
+}
+
+/// A fitted rate limiter: nginx's `limit_req` (see [`RateLimit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Limit {
+    /// Requests per second.
+    pub rate: f64,
+    /// Requests a client may run ahead of the rate.
+    pub burst: u64,
+    /// The status a rejection is answered with.
+    pub status: u16,
+    /// `nodelay`: accepted requests go on at once. Without it every request over the rate
+    /// waits its turn (nginx's default, `delay = 0`).
+    pub nodelay: bool,
 }
 
 fn service_text<S: serde::Serializer>(s: &ServiceTime, ser: S) -> Result<S::Ok, S::Error> {
@@ -149,10 +165,11 @@ impl Model {
         } else {
             Shed::Reset
         };
-        u.rate_limit = self.rate_limit.map(|(rate, burst, status)| RateLimit {
-            burst,
-            status,
-            ..RateLimit::nodelay_per_second(rate)
+        u.rate_limit = self.rate_limit.map(|l| RateLimit {
+            burst: l.burst,
+            status: l.status,
+            delay: if l.nodelay { RateLimit::NODELAY } else { 0 },
+            ..RateLimit::nodelay_per_second(l.rate)
         });
         u.target = None;
         s.network.rtt = std::time::Duration::from_secs_f64(r3(self.rtt_ms).max(0.0) / 1000.0);
@@ -175,12 +192,15 @@ impl Model {
                 .to_owned(),
             ),
         ];
-        if let Some((rate, burst, status)) = self.rate_limit {
+        if let Some(l) = self.rate_limit {
             k.push((
                 "rate_limit".to_owned(),
                 format!(
-                    "{{ rate = {}, burst = {burst}, nodelay = true, status = {status} }}",
-                    r3(rate)
+                    "{{ rate = {}, burst = {}, nodelay = {}, status = {} }}",
+                    r3(l.rate),
+                    l.burst,
+                    l.nodelay,
+                    l.status
                 ),
             ));
         }
@@ -190,10 +210,17 @@ impl Model {
     /// In words, for the summary.
     pub fn describe(&self) -> String {
         let mut parts = vec![];
-        if let Some((rate, burst, status)) = self.rate_limit {
+        if let Some(l) = self.rate_limit {
             parts.push(format!(
-                "rate limit {} r/s, burst {burst}, nodelay, rejecting {status}",
-                r3(rate)
+                "rate limit {} r/s, burst {}, {}, rejecting {}",
+                r3(l.rate),
+                l.burst,
+                if l.nodelay {
+                    "nodelay"
+                } else {
+                    "excess delayed"
+                },
+                l.status
             ));
         }
         if self.workers > 0 {
@@ -507,6 +534,22 @@ fn shaped(steps: &[Step], rtt: f64, service: ServiceTime) -> Vec<Model> {
         .iter()
         .filter(|s| s.measured.reject_ratio >= 0.02)
         .collect();
+    let ceiling = steps
+        .iter()
+        .map(|s| s.measured.throughput_rps)
+        .fold(0.0, f64::max);
+    // A limiter that delays the excess and a capacity model are twins when the service
+    // time could fill a worker at the ceiling (a limiter of 400 r/s and burst 20 before a
+    // 5 ms service, or two 5 ms workers behind a queue of 20: the same ceiling, the same
+    // wait at the back). Capacity explains that alone; a delaying limiter is tried where
+    // the service is too quick to make the ceiling with even one worker (nginx's default
+    // `limit_req` before `return 200`), which a capacity model can only imitate with a
+    // worker many times slower than every unqueued request.
+    let delays = if ceiling * mean / 1000.0 < 0.5 {
+        &[true, false][..]
+    } else {
+        &[true][..]
+    };
     // The rate limiter: accepted = burst + rate·t + 1 over a step of t seconds.
     if !over.is_empty() {
         for burst in [0u64, 5, 10, 20, 40, 80] {
@@ -520,18 +563,21 @@ fn shaped(steps: &[Step], rtt: f64, service: ServiceTime) -> Vec<Model> {
             est.sort_by(f64::total_cmp);
             let r = est[est.len() / 2];
             for f in [0.94, 0.97, 0.985, 1.0, 1.015, 1.03, 1.06] {
-                out.push(Model {
-                    rate_limit: Some((r * f, burst, status)),
-                    ..plain
-                });
+                for &nodelay in delays {
+                    out.push(Model {
+                        rate_limit: Some(Limit {
+                            rate: r * f,
+                            burst,
+                            status,
+                            nodelay,
+                        }),
+                        ..plain
+                    });
+                }
             }
         }
     }
     // Capacity: the ceiling, the workers it implies, and the queue behind them.
-    let ceiling = steps
-        .iter()
-        .map(|s| s.measured.throughput_rps)
-        .fold(0.0, f64::max);
     let saturated = steps
         .iter()
         .any(|s| s.measured.throughput_rps < 0.97 * s.offered_rps);
@@ -635,7 +681,12 @@ mod tests {
             service_time: lognormal,
             queue_limit: 0,
             shed_503: true,
-            rate_limit: Some((200.0, 20, 503)),
+            rate_limit: Some(Limit {
+                rate: 200.0,
+                burst: 20,
+                status: 503,
+                nodelay: true,
+            }),
             rtt_ms: 1.5,
             jitter_ms: 0.0,
         };
@@ -676,23 +727,42 @@ mod tests {
         assert_eq!(with_jitter(&constant, 1.0, 1.75, 3.0).len(), 4);
     }
 
-    #[test]
-    fn a_token_bucket_is_found_from_its_rejections() {
+    /// A limiter before a 0.3 ms service, probed at `rates`: the fit's limiter.
+    fn fitted_limiter(rate: f64, burst: u64, nodelay: bool, rates: &[f64]) -> Limit {
         let truth = Model {
             workers: 0,
             service_time: ServiceTime::Constant { ms: 0.3 },
             queue_limit: 0,
             shed_503: true,
-            rate_limit: Some((200.0, 20, 503)),
+            rate_limit: Some(Limit {
+                rate,
+                burst,
+                status: 503,
+                nodelay,
+            }),
             rtt_ms: 0.2,
             jitter_ms: 0.0,
         };
-        let p = probe_of(truth, &[40.0, 100.0, 200.0, 250.0, 300.0]);
-        let f = fit(&p);
-        let (rate, _, status) = f.model.rate_limit.expect("a rate limit");
-        assert!((rate - 200.0).abs() < 8.0, "{:?}", f.model);
-        assert_eq!(status, 503);
+        let f = fit(&probe_of(truth, rates));
         assert_eq!(f.model.workers, 0, "{:?}", f.model);
+        f.model.rate_limit.expect("a rate limit")
+    }
+
+    #[test]
+    fn a_token_bucket_is_found_from_its_rejections() {
+        let l = fitted_limiter(200.0, 20, true, &[40.0, 100.0, 200.0, 250.0, 300.0]);
+        assert!((l.rate - 200.0).abs() < 8.0, "{l:?}");
+        assert_eq!(l.status, 503);
+        assert!(l.nodelay, "{l:?}");
+    }
+
+    /// nginx's default `limit_req` (no `nodelay`): the excess waits its turn, so latency
+    /// rises with the rejections, and the fit says the limiter delays.
+    #[test]
+    fn a_delaying_limiter_is_found_from_its_rejections_and_waits() {
+        let l = fitted_limiter(100.0, 10, false, &[20.0, 50.0, 90.0, 120.0, 160.0]);
+        assert!((l.rate - 100.0).abs() < 5.0, "{l:?}");
+        assert!(!l.nodelay, "{l:?}");
     }
 
     #[test]
