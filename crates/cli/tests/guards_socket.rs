@@ -55,6 +55,10 @@ fn both(name: &str, scenario: &str, gap_ms: f64) -> [(u64, Value); 2] {
 /// calls 10 ms apart: 5; pybreaker with `reset_timeout=1`, 5 s: 9 (one probe a second);
 /// eapache go-resiliency `New(5, 1, 1s)`, 100 calls 50 ms apart: 9. The socket run lets
 /// through exactly what the simulator does, and a rejection is never a server request.
+/// go-resiliency's breaker stays open 1.01 s here, not 1 s: with calls 50 ms apart a
+/// 1 s period ends on a call's very instant, which the simulator's call finds still open
+/// and the socket's, a hair late, sometimes finds closed, beginning the next period a
+/// call (50 ms) earlier. The counts are the library's either way.
 #[test]
 fn each_breaker_lets_the_same_requests_through_on_the_socket_as_in_the_simulator() {
     for (name, n, gap, breaker, expected) in [
@@ -70,7 +74,7 @@ fn each_breaker_lets_the_same_requests_through_on_the_socket_as_in_the_simulator
             "go-resiliency",
             100,
             50.0,
-            r#"{ profile = "go-resiliency" }"#,
+            r#"{ profile = "go-resiliency", open_ms = 1010 }"#,
             9,
         ),
         ("gobreaker", 100, 10.0, r#"{ profile = "gobreaker" }"#, 6),
