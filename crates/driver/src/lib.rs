@@ -237,13 +237,11 @@ pub async fn run_arm(
 /// connect and the answer timeouts.
 async fn drain_forwards(u: &herd_scenario::Upstream, stats: &Stats) {
     let Some(t) = &u.target else { return };
-    let slowdown = u.incidents.iter().map(|i| i.slowdown).fold(1.0, f64::max);
     let timeouts = t.connect_timeout.saturating_add(t.answer_timeout);
     // A stall slowed past what an instant can hold ends after any run: waiting for it
     // would never end, so only the target's own timeouts are waited for.
-    let give_up = Duration::try_from_secs_f64(slowdown * u.stall.as_secs_f64())
-        .ok()
-        .and_then(|stall| Instant::now().checked_add(stall.saturating_add(timeouts)))
+    let give_up = Instant::now()
+        .checked_add(u.longest_stall().saturating_add(timeouts))
         .unwrap_or_else(|| Instant::now() + timeouts);
     while stats.forwarding() > 0 && Instant::now() < give_up {
         tokio::time::sleep(Duration::from_millis(5)).await;

@@ -59,6 +59,17 @@ impl Upstream {
         self.incidents.iter().find(|i| i.contains_nanos(t))
     }
 
+    /// The longest an injected stall lasts: `stall` under the slowest incident, as
+    /// [`Upstream::fate`] slows it (saturating at `u64::MAX` nanoseconds).
+    pub fn longest_stall(&self) -> Duration {
+        let slowdown = self
+            .incidents
+            .iter()
+            .map(|i| i.slowdown)
+            .fold(1.0, f64::max);
+        Duration::from_nanos(slowed(saturating_nanos_of(self.stall), slowdown))
+    }
+
     /// Decides the fate of a request arriving at `t` (from the start of the run).
     ///
     /// Builds the service-time distribution for this one draw; a caller that draws many
@@ -421,6 +432,17 @@ mod tests {
             );
         }
         assert_eq!(up.incidents[0].window_nanos(), (1_000_000_000, 500_000_000));
+    }
+
+    #[test]
+    fn the_longest_stall_is_the_slowest_incident_s() {
+        // 2 s stalls; incidents slowing by 1 and by 3.
+        let mut up = upstream();
+        assert_eq!(up.longest_stall(), ms(6000));
+        up.incidents[1].slowdown = 1e300;
+        assert_eq!(up.longest_stall(), Duration::from_nanos(u64::MAX));
+        up.incidents.clear();
+        assert_eq!(up.longest_stall(), ms(2000));
     }
 
     #[test]

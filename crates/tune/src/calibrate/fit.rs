@@ -345,7 +345,7 @@ fn narrowed(m: &Model, by: f64) -> Option<ServiceTime> {
         return None;
     };
     let keep_mean = m.workers > 0;
-    let mean = mean_ms(&m.service_time);
+    let mean = m.service_time.mean_ms();
     let p99 = p99_ms - by;
     if p99 <= median_ms * 1.02 {
         return Some(ServiceTime::Constant {
@@ -357,7 +357,7 @@ fn narrowed(m: &Model, by: f64) -> Option<ServiceTime> {
         p99_ms: p99,
     };
     Some(if keep_mean {
-        scaled(&shape, mean / mean_ms(&shape))
+        scaled(&shape, mean / shape.mean_ms())
     } else {
         shape
     })
@@ -514,7 +514,7 @@ fn family(steps: &[Step], rtt: f64, p50_low: f64, p99_low: f64) -> Vec<Model> {
 /// rate limiters, and the capacity models, whose service time is rescaled so that their
 /// workers serve the measured ceiling.
 fn shaped(steps: &[Step], rtt: f64, service: ServiceTime) -> Vec<Model> {
-    let mean = mean_ms(&service);
+    let mean = service.mean_ms();
     let (r4, r5, none) = steps.iter().fold((0, 0, 0), |(a, b, c), s| {
         (a + s.rejected_4xx, b + s.rejected_5xx, c + s.no_answer)
     });
@@ -614,17 +614,6 @@ fn shaped(steps: &[Step], rtt: f64, service: ServiceTime) -> Vec<Model> {
     out
 }
 
-fn mean_ms(s: &ServiceTime) -> f64 {
-    match *s {
-        ServiceTime::Constant { ms } => ms,
-        ServiceTime::Exponential { mean_ms } => mean_ms,
-        ServiceTime::Lognormal { median_ms, p99_ms } => {
-            let sigma = (p99_ms / median_ms).ln() / 2.326_347_874;
-            median_ms * (sigma * sigma / 2.0).exp()
-        }
-    }
-}
-
 fn scaled(s: &ServiceTime, f: f64) -> ServiceTime {
     match *s {
         ServiceTime::Constant { ms } => ServiceTime::Constant { ms: ms * f },
@@ -707,9 +696,9 @@ mod tests {
             workers: 2,
             ..limiter
         };
-        let mean = mean_ms(&lognormal);
+        let mean = lognormal.mean_ms();
         let n = narrowed(&capacity, 0.5).expect("lognormal");
-        assert!((mean_ms(&n) - mean).abs() < 1e-9, "{n:?}");
+        assert!((n.mean_ms() - mean).abs() < 1e-9, "{n:?}");
         assert!(matches!(n, ServiceTime::Lognormal { median_ms, p99_ms }
             if median_ms > 0.25 && (p99_ms / median_ms - 1.0 / 0.25).abs() < 1e-9));
         assert_eq!(
@@ -779,7 +768,7 @@ mod tests {
         let p = probe_of(truth, &[40.0, 200.0, 300.0, 400.0, 500.0, 600.0]);
         let f = fit(&p);
         assert!(f.model.rate_limit.is_none(), "{:?}", f.model);
-        let cap = f.model.workers as f64 * 1000.0 / mean_ms(&f.model.service_time);
+        let cap = f.model.workers as f64 * 1000.0 / f.model.service_time.mean_ms();
         assert!((cap - 400.0).abs() < 30.0, "{:?} {cap}", f.model);
     }
 
