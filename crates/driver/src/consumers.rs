@@ -88,7 +88,7 @@ pub(super) async fn drive(
     // Units and consumer timers come due on the pacer's microsecond clock, as a plain
     // arm's arrivals do: on tokio's millisecond timer each would start up to a
     // millisecond late.
-    let complete = pace(&mut run, stop).await?;
+    let complete = pace(&mut run, stop, scenario.load.coalesce).await?;
     if !complete {
         run.abort_all();
     }

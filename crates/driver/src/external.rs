@@ -164,7 +164,7 @@ pub(super) async fn drive(
         backlog: Backlog::new(scenario.load.backlog),
         rejected: None,
     };
-    let complete = run.drive(arm, stop).await?;
+    let complete = run.drive(arm, stop, scenario.load.coalesce).await?;
     let (recorder, _) = run.tally.take();
     Ok(ArmRun {
         hedging: None,
@@ -205,13 +205,19 @@ struct Run {
 impl Run {
     /// Sends the schedule and collects the answers; on a stop, ends the adapter and returns
     /// `false` (the answers recorded so far stay).
-    async fn drive(&mut self, mut arm: ExternalArm, stop: &Stop) -> io::Result<bool> {
+    async fn drive(
+        &mut self,
+        mut arm: ExternalArm,
+        stop: &Stop,
+        coalesce: std::time::Duration,
+    ) -> io::Result<bool> {
         let sent = match pace(
             &mut Sending {
                 run: self,
                 arm: &mut arm,
             },
             stop,
+            coalesce,
         )
         .await
         {

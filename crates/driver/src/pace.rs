@@ -20,6 +20,20 @@
 //! little early and spins to the instant ([`SPIN`]); a gap shorter than a wake-up costs
 //! is spun through, not slept ([`SHORT`]).
 //!
+//! A wake-up is not free either. On a virtual machine a thread woken from sleep costs
+//! 15–20 µs of CPU, and the target about as much again for the lone request it is then
+//! woken for: at 12,500 arrivals a second, a thread that slept to each arrival's instant
+//! spent 32–34 µs a request and herd's upstream 21–25; four such processes on two cores fell
+//! seconds behind. So the pacer puts the thread to sleep for an arrival no sooner than the
+//! scenario's `[load] coalesce_us` (250 µs unless set) after it last woke it: an arrival
+//! due before then waits for then and leaves with the others due by then, at most that
+//! late ([`wake_at`]). The same thread spent 25 µs a request and the upstream 17–18
+//! (BENCHMARKS.md, "Waking less often"). The lateness is lag like any other: latency
+//! still runs from the intended instant. A thread awake anyway (an answer came, or an
+//! arrival under [`SHORT`] away is spun for) sends what is due at its instant: at 50,000
+//! arrivals a second, where most gaps are spun through, lag p50 was 0.07–0.09 ms, where
+//! making every arrival wait for the next wake-up gave 0.21 for the same CPU.
+//!
 //! The upstream's service times have a precise timer of their own
 //! (`herd_upstream::precise`), and two mechanisms is deliberate: a service time ends on the
 //! upstream's multi-threaded runtime, where a connection's task may run on any worker, so
@@ -39,6 +53,7 @@ use crate::Stop;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The cap on one arm's logical requests in flight or waiting, and what it turned away.
 #[derive(Debug)]
@@ -116,8 +131,14 @@ pub(super) trait Source {
 /// The arrival loop: runs `source` on a [`Pacer`] until it is done (`true`) or `stop`
 /// fires (`false`; what the source had under way is left for its owner to abort). A stop
 /// wins over an event, and an event over a due instant, at each turn.
-pub(super) async fn pace<S: Source>(source: &mut S, stop: &Stop) -> io::Result<bool> {
-    let mut pacer = Pacer::new()?;
+/// The pacer wakes the thread for arrivals at most once per `coalesce` (see the module
+/// docs).
+pub(super) async fn pace<S: Source>(
+    source: &mut S,
+    stop: &Stop,
+    coalesce: Duration,
+) -> io::Result<bool> {
+    let mut pacer = Pacer::new(coalesce)?;
     // One wait for the stop for the whole run, not one made and dropped per turn.
     let mut stopped = std::pin::pin!(stop.cancelled());
     loop {
@@ -139,8 +160,20 @@ pub(super) async fn pace<S: Source>(source: &mut S, stop: &Stop) -> io::Result<b
 }
 
 /// An instant the loop never reaches (its branch is off).
-fn far() -> std::time::Instant {
-    std::time::Instant::now() + std::time::Duration::from_secs(3600)
+fn far() -> Instant {
+    Instant::now() + Duration::from_secs(3600)
+}
+
+/// Until when to wait, at `now`, for an arrival due `at`: its instant, unless the thread
+/// would have to sleep for it ([`SHORT`] or more away) less than `coalesce` after the
+/// pacer last woke it (`woke`); then `coalesce` after that wake-up, when the arrivals due
+/// by then leave together. An arrival spun for is waited for to its instant: the thread is
+/// awake anyway. Never before `at`, and at most `coalesce` after it.
+fn wake_at(at: Instant, now: Instant, woke: Option<Instant>, coalesce: Duration) -> Instant {
+    match woke {
+        Some(w) if at.saturating_duration_since(now) >= SHORT => at.max(w + coalesce),
+        _ => at,
+    }
 }
 
 pub(super) use timer::Pacer;
@@ -148,9 +181,10 @@ pub(super) use timer::Pacer;
 /// An arrival this far off or more is slept for until [`SPIN`] before it, and the rest is
 /// spun (yielding on the runtime): a thread woken from an idle CPU starts tens to hundreds
 /// of microseconds late on a virtual machine, which would land in every latency of a slow
-/// schedule. Arrivals between [`SHORT`] and this are slept for to the instant: a spin
-/// through every such gap would take most of a core from the target.
-const LONG: std::time::Duration = std::time::Duration::from_millis(1);
+/// schedule. Arrivals between [`SHORT`] and this are slept for to the instant (or to the
+/// coalescing's, [`wake_at`]): a spin through every such gap would take most of a core
+/// from the target.
+const LONG: Duration = Duration::from_millis(1);
 
 /// An arrival closer than this is spun for (yielding on the runtime, which meanwhile
 /// serves the sockets), not slept for: putting the thread to sleep and waking it costs a
@@ -158,12 +192,12 @@ const LONG: std::time::Duration = std::time::Duration::from_millis(1);
 /// it a sleep would be both dearer and later. Such gaps come between arrivals only above
 /// 20,000 a second, when the thread is busy most of the time anyway (and after a wake-up
 /// that came late, for what is left of the wait).
-const SHORT: std::time::Duration = std::time::Duration::from_micros(50);
+const SHORT: Duration = Duration::from_micros(50);
 
 /// How long before a far-off arrival the thread wakes and starts spinning. Spinning costs
 /// at most this per arrival, and only below 1,000 arrivals a second ([`LONG`]): at most a
 /// fifth of a core.
-const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+const SPIN: Duration = Duration::from_micros(200);
 
 #[cfg(target_os = "linux")]
 mod timer {
@@ -173,18 +207,22 @@ mod timer {
         TimerfdTimerFlags, Timespec,
     };
     use std::io;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
     use tokio::io::unix::AsyncFd;
 
     /// Waits for instants on the calling thread's event loop, to within microseconds.
     pub(in super::super) struct Pacer {
         fd: AsyncFd<OwnedFd>,
+        /// When a wait last ended (see [`super::wake_at`]).
+        woke: Option<Instant>,
+        coalesce: Duration,
     }
 
     impl Pacer {
-        /// A timer on the current runtime; the thread's timer slack goes down to 1 µs
-        /// (the default 50 µs would be most of a loopback round trip).
-        pub fn new() -> io::Result<Pacer> {
+        /// A timer on the current runtime that wakes the thread at most once per
+        /// `coalesce`; the thread's timer slack goes down to 1 µs (the default 50 µs
+        /// would be most of a loopback round trip).
+        pub fn new(coalesce: Duration) -> io::Result<Pacer> {
             herd_upstream::precise::set_fine_timer_slack();
             let fd = timerfd_create(
                 TimerfdClockId::Monotonic,
@@ -196,17 +234,28 @@ mod timer {
             // (and the safe replacement, `register`, is `unsafe`, which herd forbids).
             #[allow(deprecated)]
             let fd = AsyncFd::new(fd)?;
-            Ok(Pacer { fd })
+            Ok(Pacer {
+                fd,
+                woke: None,
+                coalesce,
+            })
         }
 
-        /// Returns at `at` or just after; at once when it has passed. A long wait ends
-        /// with a short spin (see [`SPIN`](super::SPIN)).
+        /// Returns at `at` or just after, or later by up to the coalescing
+        /// ([`super::wake_at`]); at once when `at` has passed. A long wait ends with a
+        /// short spin (see [`SPIN`](super::SPIN)).
         pub async fn until(&mut self, at: Instant) -> io::Result<()> {
             let now = Instant::now();
             if at <= now {
                 return Ok(());
             }
-            let wait = at - now;
+            let at = super::wake_at(at, now, self.woke, self.coalesce);
+            self.wait(at - now, at).await?;
+            self.woke = Some(Instant::now());
+            Ok(())
+        }
+
+        async fn wait(&mut self, wait: Duration, at: Instant) -> io::Result<()> {
             if wait >= super::LONG {
                 self.sleep_until(at - super::SPIN).await?;
             } else if wait >= super::SHORT {
@@ -259,11 +308,12 @@ mod timer {
     use std::io;
     use std::time::Instant;
 
-    /// Waits for instants on tokio's timer (a millisecond's resolution: no timerfd here).
+    /// Waits for instants on tokio's timer (a millisecond's resolution: no timerfd here,
+    /// and nothing to coalesce that the timer wheel does not already).
     pub(in super::super) struct Pacer;
 
     impl Pacer {
-        pub fn new() -> io::Result<Pacer> {
+        pub fn new(_coalesce: std::time::Duration) -> io::Result<Pacer> {
             Ok(Pacer)
         }
 
@@ -277,7 +327,6 @@ mod timer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, Instant};
 
     #[test]
     fn a_full_backlog_drops_and_counts() {
@@ -291,25 +340,48 @@ mod tests {
         assert_eq!(b.dropped(), 1);
     }
 
+    #[test]
+    fn an_arrival_slept_for_soon_after_a_wake_up_waits_for_the_next_one() {
+        let t0 = Instant::now();
+        let us = Duration::from_micros;
+        let every = us(250);
+        let now = t0 + us(10);
+        // The first wait of a run, and an arrival after the coalescing: their instants.
+        assert_eq!(wake_at(t0 + us(80), now, None, every), t0 + us(80));
+        assert_eq!(wake_at(t0 + us(400), now, Some(t0), every), t0 + us(400));
+        // Slept for sooner: 250 µs after the last wake-up, never before the instant.
+        assert_eq!(wake_at(t0 + us(80), now, Some(t0), every), t0 + us(250));
+        assert_eq!(wake_at(t0 + us(250), now, Some(t0), every), t0 + us(250));
+        // Spun for (under SHORT away): at its instant.
+        assert_eq!(wake_at(t0 + us(40), now, Some(t0), every), t0 + us(40));
+        // No coalescing: every arrival at its instant.
+        assert_eq!(
+            wake_at(t0 + us(80), now, Some(t0), Duration::ZERO),
+            t0 + us(80)
+        );
+    }
+
     /// How close to on time is a benchmark (`scripts/side-by-side`), not a test: a busy
     /// CI machine delays any thread. What holds everywhere, for gaps spun through, slept
-    /// for, and slept for then spun: never early, and a past instant returns at once.
+    /// for, and slept for then spun: never early, and a past instant returns at once, with coalescing or without.
     #[tokio::test]
     async fn never_early() {
-        let mut p = Pacer::new().expect("timer");
-        let mut at = Instant::now();
-        for gap_us in [20u64, 700, 1_500] {
-            for i in 0..20 {
-                at += Duration::from_micros(gap_us);
-                p.until(at).await.expect("wait");
-                assert!(
-                    Instant::now() >= at,
-                    "gap {gap_us} µs, instant {i}: too early"
-                );
+        for coalesce in [Duration::ZERO, Duration::from_micros(250)] {
+            let mut p = Pacer::new(coalesce).expect("timer");
+            let mut at = Instant::now();
+            for gap_us in [20u64, 700, 1_500] {
+                for i in 0..20 {
+                    at += Duration::from_micros(gap_us);
+                    p.until(at).await.expect("wait");
+                    assert!(
+                        Instant::now() >= at,
+                        "coalescing {coalesce:?}, gap {gap_us} µs, instant {i}: too early"
+                    );
+                }
             }
+            let before = Instant::now();
+            p.until(before).await.expect("wait");
+            assert!(before.elapsed() < Duration::from_secs(1));
         }
-        let before = Instant::now();
-        p.until(before).await.expect("wait");
-        assert!(before.elapsed() < Duration::from_secs(1));
     }
 }

@@ -79,6 +79,7 @@ pub(super) async fn drive(
             lanes,
             schedule: arrivals(scenario)?,
             shard: scenario.load.shard,
+            coalesce: scenario.load.coalesce,
             arm_seed: scenario.arm_seed(index),
             method: scenario.load.method,
             exec: exec.for_lane(lane, scenario.client.preconnect / lanes),
@@ -133,6 +134,8 @@ struct Lane {
     schedule: Demand,
     /// The run's shard: only its units are the lane's to send (see `herd_scenario::shard`).
     shard: Option<Shard>,
+    /// How often at most the lane's thread wakes for arrivals (`[load] coalesce_us`).
+    coalesce: std::time::Duration,
     arm_seed: ArmSeed,
     method: herd_retry::Method,
     exec: Arc<Exec>,
@@ -150,6 +153,7 @@ impl Lane {
             lanes,
             schedule,
             shard,
+            coalesce,
             arm_seed,
             method,
             exec,
@@ -188,7 +192,7 @@ impl Lane {
         if source.next.is_none() {
             source.handoff.close();
         }
-        let complete = pace(&mut source, stop).await?;
+        let complete = pace(&mut source, stop, coalesce).await?;
         source.handoff.close();
         // Aborts whatever a stop left in flight.
         source.workers.shutdown().await;

@@ -128,11 +128,28 @@ pub struct Load {
     /// connections and every n-th arrival, as wrk's `-t`. `None`: by rate, one per
     /// 60,000 req/s, leaving a core for the target. The simulator has no such thing.
     pub lanes: Option<usize>,
+    /// The real driver wakes its thread for arrivals at most once per this long: arrivals
+    /// that come due sooner after a wake-up leave together at the next, at most this late
+    /// (`[load] coalesce_us`, default [`DEFAULT_COALESCE`]; zero: each arrival is waited
+    /// for to its own instant). The lateness is lag, and in the latency, as any other.
+    /// The simulator sends every arrival at its instant.
+    pub coalesce: Duration,
     /// `--shard I/N`: drive only this shard's part of the schedule (see [`crate::shard`]).
     /// `None`: all of it. The simulator still runs the whole schedule (see `herd-sim`)
     /// and records only the shard's units.
     pub shard: Option<crate::shard::Shard>,
 }
+
+/// [`Load::coalesce`] when the scenario does not set it. On a virtual machine a thread
+/// woken from sleep costs 15–20 µs of CPU, and the target as much again for the burst of
+/// work it then gets: at 12,500 arrivals a second, one wake-up per arrival made a request
+/// cost 32–34 µs in the driver and 21–25 in herd's upstream, at most one per 250 µs 25
+/// and 17–18 (BENCHMARKS.md, "Waking less often"). 250 µs is a fraction of any latency herd
+/// is for, and well inside a millisecond's lag.
+pub const DEFAULT_COALESCE: Duration = Duration::from_micros(250);
+
+/// The most [`Load::coalesce`] may be: past it the schedule would be a series of bursts.
+pub const MAX_COALESCE_US: u64 = 100_000;
 
 /// [`Load::backlog`] when the scenario does not set it: far above what a healthy
 /// run keeps in flight (rate × latency), and a few tens of MB at most.

@@ -320,6 +320,18 @@ impl Check<'_> {
             },
             None => None,
         };
+        let coalesce = match l.coalesce_us {
+            Some(us) => match self.count(&k("coalesce_us"), us)? {
+                us if us > crate::MAX_COALESCE_US => {
+                    return Err(self.err(
+                        &k("coalesce_us"),
+                        format!("must be at most {} (µs), got {us}", crate::MAX_COALESCE_US),
+                    ))
+                }
+                us => Duration::from_micros(us),
+            },
+            None => crate::DEFAULT_COALESCE,
+        };
         Ok(Load {
             requests,
             rate,
@@ -328,6 +340,7 @@ impl Check<'_> {
             trace,
             backlog,
             lanes,
+            coalesce,
             shard: None,
         })
     }

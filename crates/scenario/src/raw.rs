@@ -76,6 +76,8 @@ pub(crate) struct RawLoad {
     pub backlog: Option<i64>,
     /// `None`: the driver picks by rate.
     pub lanes: Option<i64>,
+    /// `None`: [`crate::DEFAULT_COALESCE`].
+    pub coalesce_us: Option<i64>,
 }
 
 impl Default for RawLoad {
@@ -89,6 +91,7 @@ impl Default for RawLoad {
             time_scale: None,
             backlog: None,
             lanes: None,
+            coalesce_us: None,
         }
     }
 }

@@ -41,6 +41,15 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         }
         s.load.lanes = Some(usize::try_from(n).unwrap_or(usize::MAX));
     }
+    if let Some(us) = a.coalesce_us {
+        if us > herd_scenario::MAX_COALESCE_US {
+            return Err(Fail::input(anyhow!(
+                "--coalesce-us must be at most {}",
+                herd_scenario::MAX_COALESCE_US
+            )));
+        }
+        s.load.coalesce = std::time::Duration::from_micros(us);
+    }
     let sharding = shards::resolve(&a.shard)?;
     if let (Some(_), Some(h)) = (sharding, s.hops.first()) {
         return Err(Fail::input(anyhow!(

@@ -319,6 +319,32 @@ fn backlog_defaults_and_must_be_positive() {
     assert!(m.contains("at least 1"), "{m}");
 }
 
+#[test]
+fn coalescing_has_a_default_may_be_off_and_is_bounded() {
+    let load = |line: &str| OK.replace("rate = 50\n", &format!("rate = 50\n{line}\n"));
+    assert_eq!(
+        parse(OK, "t.toml").unwrap().load.coalesce,
+        crate::DEFAULT_COALESCE
+    );
+    let off = parse(&load("coalesce_us = 0"), "t.toml").unwrap();
+    assert_eq!(off.load.coalesce, Duration::ZERO);
+    let ms = parse(&load("coalesce_us = 1000"), "t.toml").unwrap();
+    assert_eq!(ms.load.coalesce, Duration::from_millis(1));
+    for (bad, says) in [
+        ("coalesce_us = -1", "must be 0 or more, got -1"),
+        (
+            "coalesce_us = 100001",
+            "must be at most 100000 (µs), got 100001",
+        ),
+    ] {
+        let m = msg(&load(bad));
+        assert!(
+            m.starts_with("bad.toml:7:") && m.contains("load.coalesce_us") && m.contains(says),
+            "{bad}: {m}"
+        );
+    }
+}
+
 /// `OK` with `[upstream.rate_limit]` holding `body` (its first key on line 15).
 fn limited(body: &str) -> String {
     OK.replace(
