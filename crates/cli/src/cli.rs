@@ -119,9 +119,10 @@ pub struct BenchArgs {
     /// req/s of an arm, up to the cores but one, which is left to the target), as wrk's `-t`.
     #[arg(long, value_name = "N")]
     pub lanes: Option<u64>,
-    /// The real driver wakes for arrivals at most once per this many µs; the arrivals due
-    /// in between leave together, at most that late (overrides `[load] coalesce_us`,
-    /// default 250; 0: each at its own instant, at a wake-up's CPU each).
+    /// The real driver puts its thread to sleep for an arrival no sooner than this many µs
+    /// after it last woke it for one; the arrivals due by then leave together, at most that
+    /// late (overrides `[load] coalesce_us`, default 250; 0: each at its own instant, at a
+    /// wake-up's CPU each).
     #[arg(long, value_name = "US")]
     pub coalesce_us: Option<u64>,
     /// Drive the arms straight at `--target` (http): no fault front, no server-side counts

@@ -131,8 +131,8 @@ pub(super) trait Source {
 /// The arrival loop: runs `source` on a [`Pacer`] until it is done (`true`) or `stop`
 /// fires (`false`; what the source had under way is left for its owner to abort). A stop
 /// wins over an event, and an event over a due instant, at each turn.
-/// The pacer wakes the thread for arrivals at most once per `coalesce` (see the module
-/// docs).
+/// The pacer puts the thread to sleep for an arrival no sooner than `coalesce` after it
+/// last woke it (see the module docs and [`wake_at`]).
 pub(super) async fn pace<S: Source>(
     source: &mut S,
     stop: &Stop,
@@ -219,9 +219,10 @@ mod timer {
     }
 
     impl Pacer {
-        /// A timer on the current runtime that wakes the thread at most once per
-        /// `coalesce`; the thread's timer slack goes down to 1 µs (the default 50 µs
-        /// would be most of a loopback round trip).
+        /// A timer on the current runtime that sleeps for an arrival no sooner than
+        /// `coalesce` after its last wait ended ([`super::wake_at`]); the thread's timer
+        /// slack goes down to 1 µs (the default 50 µs would be most of a loopback round
+        /// trip).
         pub fn new(coalesce: Duration) -> io::Result<Pacer> {
             herd_upstream::precise::set_fine_timer_slack();
             let fd = timerfd_create(

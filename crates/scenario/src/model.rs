@@ -128,8 +128,9 @@ pub struct Load {
     /// connections and every n-th arrival, as wrk's `-t`. `None`: by rate, one per
     /// 60,000 req/s, leaving a core for the target. The simulator has no such thing.
     pub lanes: Option<usize>,
-    /// The real driver wakes its thread for arrivals at most once per this long: arrivals
-    /// that come due sooner after a wake-up leave together at the next, at most this late
+    /// The real driver puts its thread to sleep for an arrival no sooner than this long
+    /// after it last woke it for one: arrivals that come due before then leave together
+    /// then, at most this late (one under 50 µs away is spun for to its instant)
     /// (`[load] coalesce_us`, default [`DEFAULT_COALESCE`]; zero: each arrival is waited
     /// for to its own instant). The lateness is lag, and in the latency, as any other.
     /// The simulator sends every arrival at its instant.
