@@ -339,22 +339,14 @@ fn preconnecting_more_than_a_default_accept_queue_to_the_own_upstream() {
 /// `herd_driver`'s pace module). Past its bound the flag is bad input.
 #[test]
 fn coalescing_makes_arrivals_wait_for_the_next_wake_up() {
-    let poisson = r#"
-name = "coalesced"
-seed = 5
-[load]
-requests = 2000
-rate = 2000
-arrival = "poisson"
-[client]
-pool_max_connections = 16
-[upstream]
-service_time = { dist = "constant", ms = 0 }
-[[arms]]
-id = "plain"
-policy = "none"
-"#;
-    let file = scenario_file("driver-coalesce", poisson);
+    let poisson = ONE_ARM
+        .replace(
+            "requests = 200\nrate = 400\narrival = \"constant\"",
+            "requests = 2000\nrate = 2000\narrival = \"poisson\"",
+        )
+        .replace("pool_max_connections = 8", "pool_max_connections = 16");
+    assert!(poisson.contains("poisson"), "{poisson}");
+    let file = scenario_file("driver-coalesce", &poisson);
     let lag_p50 = |coalesce: &str| {
         let o = herd(&[
             "bench",

@@ -132,8 +132,8 @@ async fn run_rounds(
             .iter()
             .map(|&i| {
                 let (s, progress, stop) = (shared.clone(), options.progress.clone(), stop.clone());
-                // The common start gates the first round alone: a later round starts when
-                // the round before it ends, after that instant, so it has none to wait for.
+                // Only the first round waits for the common start: a later round begins
+                // when the one before it ends, past that instant.
                 let start = options.start_at.clone().filter(|_| n == 0);
                 let direct = options.direct.clone();
                 (

@@ -152,6 +152,15 @@ pub const DEFAULT_COALESCE: Duration = Duration::from_micros(250);
 /// The most [`Load::coalesce`] may be: past it the schedule would be a series of bursts.
 pub const MAX_COALESCE_US: u64 = 100_000;
 
+/// [`Load::coalesce`] of `us` microseconds, or why it cannot be: the one bound the
+/// scenario's `[load] coalesce_us` and `herd bench --coalesce-us` share.
+pub fn coalesce_of_us(us: u64) -> Result<Duration, String> {
+    if us > MAX_COALESCE_US {
+        return Err(format!("must be at most {MAX_COALESCE_US} (µs), got {us}"));
+    }
+    Ok(Duration::from_micros(us))
+}
+
 /// [`Load::backlog`] when the scenario does not set it: far above what a healthy
 /// run keeps in flight (rate × latency), and a few tens of MB at most.
 pub const DEFAULT_BACKLOG: usize = 20_000;

@@ -321,15 +321,8 @@ impl Check<'_> {
             None => None,
         };
         let coalesce = match l.coalesce_us {
-            Some(us) => match self.count(&k("coalesce_us"), us)? {
-                us if us > crate::MAX_COALESCE_US => {
-                    return Err(self.err(
-                        &k("coalesce_us"),
-                        format!("must be at most {} (µs), got {us}", crate::MAX_COALESCE_US),
-                    ))
-                }
-                us => Duration::from_micros(us),
-            },
+            Some(us) => crate::coalesce_of_us(self.count(&k("coalesce_us"), us)?)
+                .map_err(|e| self.err(&k("coalesce_us"), e))?,
             None => crate::DEFAULT_COALESCE,
         };
         Ok(Load {

@@ -42,13 +42,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, Fail> {
         s.load.lanes = Some(usize::try_from(n).unwrap_or(usize::MAX));
     }
     if let Some(us) = a.coalesce_us {
-        if us > herd_scenario::MAX_COALESCE_US {
-            return Err(Fail::input(anyhow!(
-                "--coalesce-us must be at most {}",
-                herd_scenario::MAX_COALESCE_US
-            )));
-        }
-        s.load.coalesce = std::time::Duration::from_micros(us);
+        s.load.coalesce = herd_scenario::coalesce_of_us(us)
+            .map_err(|e| Fail::input(anyhow!("--coalesce-us {e}")))?;
     }
     let sharding = shards::resolve(&a.shard)?;
     if let (Some(_), Some(h)) = (sharding, s.hops.first()) {
