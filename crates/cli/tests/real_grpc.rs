@@ -79,17 +79,23 @@ client = "{client}"
     )
 }
 
-/// The replica's arm in `herd sim`, then both arms in `herd bench` of `file`: (simulated
-/// replica, replica on the socket, real client).
+/// The replica's arm in `herd sim`, and each arm of `file` in a `herd bench` of its own, the
+/// three at once: (simulated replica, replica on the socket, real client). Each arm has an
+/// upstream of its own either way; side by side, a file takes one arm's time, not two (the
+/// sequential calls at 1/s are 50 s an arm), and the real client at 50 calls a second at
+/// most shares the machine with one other light arm.
 fn runs(file: &Path) -> (Value, Value, Value) {
     let file = file.to_str().unwrap();
-    let s = report(&["sim", file, "--arm", "replica"]);
-    let b = report(&["bench", file]);
-    (
-        arm(&s, "replica").clone(),
-        arm(&b, "replica").clone(),
-        arm(&b, "real").clone(),
-    )
+    thread::scope(|s| {
+        let sim = s.spawn(|| report(&["sim", file, "--arm", "replica"]));
+        let replica = s.spawn(|| report(&["bench", file, "--arm", "replica"]));
+        let real = report(&["bench", file, "--arm", "real"]);
+        (
+            arm(&sim.join().unwrap(), "replica").clone(),
+            arm(&replica.join().unwrap(), "replica").clone(),
+            arm(&real, "real").clone(),
+        )
+    })
 }
 
 fn write(dir: &Path, name: &str, text: String) -> std::path::PathBuf {
@@ -175,7 +181,32 @@ fn pair(profile: &'static str, client: &'static str, jitter: Jitter) {
         scenario(10, 10, slow, profile, client, &service_config(HEDGE, "")),
     );
 
-    let (sim, replica, real) = runs(&retries);
+    // The 50 sequential calls take 50 s: they run beside the other files.
+    thread::scope(|s| {
+        let one_by_one = s.spawn(|| runs(&sequential));
+        let sequential = move || one_by_one.join().unwrap();
+        check(
+            profile,
+            client,
+            jitter,
+            calls,
+            [&retries, &overlapping, &hedged],
+            sequential,
+        );
+    });
+}
+
+/// The checks of [`pair`] on its `retries`, `overlapping` and `hedged` files; `sequential`
+/// gives the runs of its sequential throttled calls.
+fn check(
+    profile: &str,
+    client: &str,
+    jitter: Jitter,
+    calls: u32,
+    [retries, overlapping, hedged]: [&Path; 3],
+    sequential: impl FnOnce() -> (Value, Value, Value),
+) {
+    let (sim, replica, real) = runs(retries);
     for (v, who) in [
         (&sim, "simulated replica"),
         (&replica, "replica"),
@@ -194,14 +225,13 @@ fn pair(profile: &'static str, client: &'static str, jitter: Jitter) {
         assert!(within(b, r), "{client} {key} {b} vs {profile} {r}");
     }
 
-    for (file, expected) in [(&sequential, Some(53)), (&overlapping, None)] {
-        let (sim, replica, real) = runs(file);
+    for (name, (sim, replica, real), expected) in [
+        ("sequential", sequential(), Some(53)),
+        ("overlapping", runs(overlapping), None),
+    ] {
         eprintln!(
-            "{client}: 50 failing calls, throttled, {}: {} requests; replica {} (simulated {})",
-            file.file_stem().unwrap().to_string_lossy(),
-            real["server_requests"],
-            replica["server_requests"],
-            sim["server_requests"]
+            "{client}: 50 failing calls, throttled, {name}: {} requests; replica {} (simulated {})",
+            real["server_requests"], replica["server_requests"], sim["server_requests"]
         );
         if let Some(n) = expected {
             assert_eq!(real["server_requests"], n, "{client}: {real}");
@@ -214,7 +244,7 @@ fn pair(profile: &'static str, client: &'static str, jitter: Jitter) {
         }
     }
 
-    let (sim, replica, real) = runs(&hedged);
+    let (sim, replica, real) = runs(hedged);
     eprintln!(
         "{client}: hedged, {} requests (replica {}, simulated {}), hedge delay {} (replica {}); policy {}",
         real["server_requests"],
