@@ -80,11 +80,21 @@ fn within(a: f64, b: f64, frac: f64) -> bool {
     (a - b).abs() <= frac * b
 }
 
-/// The driver's largest lag in a report, ms.
-fn lag(v: &serde_json::Value) -> f64 {
-    v["arms"][0]["driver_lag_ms"]["max"]
-        .as_f64()
-        .unwrap_or(f64::INFINITY)
+/// The driver's lag in a report, ms: (p99, max).
+fn lag(v: &serde_json::Value) -> (f64, f64) {
+    let of = |q: &str| {
+        v["arms"][0]["driver_lag_ms"][q]
+            .as_f64()
+            .unwrap_or(f64::INFINITY)
+    };
+    (of("p99"), of("max"))
+}
+
+/// Whether a driver kept to its schedule closely enough for its latency percentiles to be
+/// compared within 10% of a 40 ms service: its lag p99 under 2 ms (half that tolerance,
+/// since the lag is inside the latency) and no lag of 20 ms or more.
+fn on_schedule((p99, max): (f64, f64)) -> bool {
+    p99 < 2.0 && max < 20.0
 }
 
 /// One process at the whole rate, against a front of its own: its report.
@@ -106,8 +116,9 @@ fn one_process(dir: &Path, scenario: &Path) -> serde_json::Value {
 }
 
 /// Four shards as the Job starts them, against one front, merged with its stats: the
-/// merged report and the shards' attempts summed.
-fn four_shards(dir: &Path, scenario: &Path) -> (serde_json::Value, u64, f64) {
+/// merged report, the shards' attempts summed, and the lag of the shard furthest behind
+/// (the largest p99, the largest max).
+fn four_shards(dir: &Path, scenario: &Path) -> (serde_json::Value, u64, (f64, f64)) {
     let f = front(scenario);
     let s = scenario.to_str().unwrap();
     let start = SystemTime::now()
@@ -133,14 +144,15 @@ fn four_shards(dir: &Path, scenario: &Path) -> (serde_json::Value, u64, f64) {
             (child, out)
         })
         .collect();
-    let (mut attempts, mut worst) = (0, 0.0f64);
+    let (mut attempts, mut worst) = (0, (0.0f64, 0.0f64));
     let mut paths = Vec::new();
     for (child, out) in shards {
         let o = child.wait_with_output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         let v = json(&out);
         attempts += v["arms"][0]["client_attempts"].as_u64().unwrap();
-        worst = worst.max(lag(&v));
+        let (p99, max) = lag(&v);
+        worst = (worst.0.max(p99), worst.1.max(max));
         paths.push(out);
     }
     let merged = dir.join("merged.json");
@@ -164,10 +176,11 @@ fn four_shards_against_one_upstream_merge_into_one_process() {
     let dir = tempdir("shards-socket");
     let scenario = dir.join("s.toml");
     std::fs::write(&scenario, SCENARIO).unwrap();
-    // Latency is compared only between runs whose drivers kept to their schedule (every
-    // lag under 20 ms, as `common::bench_on_schedule` asks): a driver starved of CPU by
-    // the machine's other work sends late, and that shows in its percentiles, not the
-    // merge's.
+    // Latency is compared only between runs whose drivers kept to their schedule (see
+    // `on_schedule`): a driver starved of CPU by the machine's other work sends late, and
+    // that shows in its percentiles, not the merge's. Once, in CI, a run with every lag
+    // under 20 ms (the bound this used) had a one-process p99 of 46.8 ms against the
+    // merged 40.7: a lag of a few ms at the tail is already a tenth of 40 ms.
     let mut lags = Vec::new();
     for _ in 0..6 {
         let one = one_process(&dir, &scenario);
@@ -182,7 +195,7 @@ fn four_shards_against_one_upstream_merge_into_one_process() {
             "server = sum of attempts"
         );
         assert!(m.get("direct").is_none(), "the fronts' counts are shown");
-        if lag(&one) >= 20.0 || worst >= 20.0 {
+        if !on_schedule(lag(&one)) || !on_schedule(worst) {
             lags.push((lag(&one), worst));
             continue;
         }
@@ -192,11 +205,15 @@ fn four_shards_against_one_upstream_merge_into_one_process() {
                 ma["latency_ms"][q].as_f64().unwrap(),
                 oa["latency_ms"][q].as_f64().unwrap(),
             );
-            assert!(within(x, y, 0.10), "{q}: merged {x} ms, one process {y} ms");
+            assert!(
+                within(x, y, 0.10),
+                "{q}: merged {x} ms, one process {y} ms (lag p99 and max: one process {:?}, worst shard {worst:?} ms)",
+                lag(&one)
+            );
         }
         return;
     }
-    panic!("the drivers fell behind schedule in every run (max lag, one process and worst shard: {lags:?} ms)");
+    panic!("the drivers fell behind schedule in every run (lag p99 and max, one process and worst shard: {lags:?} ms)");
 }
 
 /// A shard that is ready only after the common start begins then and says how late: its
