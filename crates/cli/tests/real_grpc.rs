@@ -82,8 +82,9 @@ client = "{client}"
 /// The replica's arm in `herd sim`, and each arm of `file` in a `herd bench` of its own, the
 /// three at once: (simulated replica, replica on the socket, real client). Each arm has an
 /// upstream of its own either way; side by side, a file takes one arm's time, not two (the
-/// sequential calls at 1/s are 50 s an arm), and the real client at 50 calls a second at
-/// most shares the machine with one other light arm.
+/// sequential calls at 1/s are 50 s an arm). A real client then shares the machine with
+/// up to seven other arms (its replica, the sequential calls' two, the other test's four),
+/// each at 50 calls a second at most.
 fn runs(file: &Path) -> (Value, Value, Value) {
     let file = file.to_str().unwrap();
     thread::scope(|s| {
