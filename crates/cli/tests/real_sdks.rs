@@ -33,7 +33,7 @@ const PAIRS: [(&str, &str, bool); 6] = [
 /// in another program alone, and herd's own arms (the replicas and backon, which one bench
 /// runs together). One bench of all twelve arms ran those five one after another (263 s in
 /// CI); side by side the longest arm sets the time, and a library shares the machine with
-/// four others at 20 requests a second each.
+/// the four other libraries and herd's seven arms, each at 20 requests a second.
 const BENCHES: [&[&str]; 6] = [
     &["node-got"],
     &["node-ky"],
